@@ -1,0 +1,188 @@
+// Declarations shared by every kernel: the engine contract (src/contract.rs,
+// field for field), the bindings, and the per-replication recorder (the twin
+// of `Recorder` in src/engine/cpu.rs). Prepended, with rng.wgsl and
+// sampling.wgsl, to each kernel file by src/engine/gpu.rs.
+
+struct Law {
+    kind: u32,
+    n: u32,
+    offset: u32,
+    _pad0: u32,
+    p: vec4<f32>,
+    scale: f32,
+    lo: f32,
+    hi: f32,
+    _pad1: f32,
+}
+
+struct PointParams {
+    arrival: Law,
+    service: Law,
+    kernel: u32,
+    thinning: u32,
+    servers: u32,
+    route_n: u32,
+    customers: u32,
+    warmup: u32,
+    seed_lo: u32,
+    seed_hi: u32,
+    point_index: u32,
+    inv_hist_scale: f32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+struct Tile {
+    param_index: u32,
+    hist_slot: u32,
+    rep_start: u32,
+    rep_count: u32,
+}
+
+struct RepResult {
+    mean_wait: f32,
+    mean_sojourn: f32,
+    p_wait: f32,
+    max_wait: f32,
+    mean_service: f32,
+    mean_interarrival: f32,
+    customers: u32,
+    status: u32,
+}
+
+// Which part of the batch this dispatch covers.
+struct DispatchInfo {
+    tile_offset: u32,
+    tiles: u32,
+    groups_x: u32,
+    lanes: u32,
+}
+
+const LAW_EXP: u32 = 0u;
+const LAW_DET: u32 = 1u;
+const LAW_ERLANG: u32 = 2u;
+const LAW_GAMMA: u32 = 3u;
+const LAW_HYPEREXP: u32 = 4u;
+const LAW_LOGNORMAL: u32 = 5u;
+const LAW_WEIBULL: u32 = 6u;
+const LAW_PARETO: u32 = 7u;
+const LAW_UNIFORM: u32 = 8u;
+const LAW_EMPIRICAL: u32 = 9u;
+
+const THIN_NONE: u32 = 0u;
+const THIN_RANDOM: u32 = 1u;
+const THIN_EVERY_NTH: u32 = 2u;
+
+const TILE_REPS: u32 = 64u;
+const SUM_BLOCK: u32 = 256u;
+
+// Histogram layout (src/contract.rs): zero, underflow, 28 octaves x 64, overflow.
+const HIST_SUB_BITS: u32 = 6u;
+const HIST_SUB: u32 = 64u;
+const HIST_MIN_EXP: i32 = -14;
+const HIST_OCTAVES: u32 = 28u;
+const HIST_OVERFLOW_BIN: u32 = 1794u;
+const HIST_BINS: u32 = 1795u;
+const HIST_SLOT_WORDS: u32 = 3590u;
+
+@group(0) @binding(0) var<storage, read> params: array<PointParams>;
+@group(0) @binding(1) var<storage, read> tiles: array<Tile>;
+@group(0) @binding(2) var<storage, read> table: array<f32>;
+@group(0) @binding(3) var<storage, read_write> results: array<RepResult>;
+@group(0) @binding(4) var<storage, read_write> hist: array<atomic<u32>>;
+@group(0) @binding(5) var<uniform> info: DispatchInfo;
+
+// The tile's histograms (waits, then sojourns), merged into `hist` at the end.
+var<workgroup> tile_hist: array<atomic<u32>, HIST_SLOT_WORDS>;
+
+fn hist_bin(v: f32) -> u32 {
+    if (v <= 0.0) {
+        return 0u;
+    }
+    let bits = bitcast<u32>(v);
+    let e = i32((bits >> 23u) & 0xffu) - 127;
+    if (e < HIST_MIN_EXP) {
+        return 1u;
+    }
+    if (e >= HIST_MIN_EXP + i32(HIST_OCTAVES)) {
+        return HIST_OVERFLOW_BIN;
+    }
+    return 2u + u32(e - HIST_MIN_EXP) * HIST_SUB + ((bits >> (23u - HIST_SUB_BITS)) & (HIST_SUB - 1u));
+}
+
+fn hist_clear(lane: u32) {
+    for (var i = lane; i < HIST_SLOT_WORDS; i += TILE_REPS) {
+        atomicStore(&tile_hist[i], 0u);
+    }
+}
+
+fn hist_flush(lane: u32, slot: u32) {
+    for (var i = lane; i < HIST_SLOT_WORDS; i += TILE_REPS) {
+        let v = atomicLoad(&tile_hist[i]);
+        if (v != 0u) {
+            atomicAdd(&hist[slot * HIST_SLOT_WORDS + i], v);
+        }
+    }
+}
+
+// Per-replication accumulators: f32 block sums folded into Kahan sums.
+struct Recorder {
+    wait: vec4<f32>,   // Kahan sums: wait, sojourn, service, interarrival
+    carry: vec4<f32>,  // their compensations
+    block: vec4<f32>,
+    in_block: u32,
+    waited: u32,
+    max_wait: f32,
+    inv_scale: f32,
+}
+
+var<private> rec: Recorder;
+
+fn rec_init(inv_scale: f32) {
+    rec.wait = vec4<f32>(0.0);
+    rec.carry = vec4<f32>(0.0);
+    rec.block = vec4<f32>(0.0);
+    rec.in_block = 0u;
+    rec.waited = 0u;
+    rec.max_wait = 0.0;
+    rec.inv_scale = inv_scale;
+}
+
+fn rec_flush() {
+    let y = rec.block - rec.carry;
+    let t = rec.wait + y;
+    rec.carry = (t - rec.wait) - y;
+    rec.wait = t;
+    rec.block = vec4<f32>(0.0);
+    rec.in_block = 0u;
+}
+
+fn rec_record(wait: f32, service: f32, interarrival: f32) {
+    let sojourn = wait + service;
+    rec.block += vec4<f32>(wait, sojourn, service, interarrival);
+    if (wait > 0.0) {
+        rec.waited += 1u;
+    }
+    rec.max_wait = max(rec.max_wait, wait);
+    atomicAdd(&tile_hist[hist_bin(wait * rec.inv_scale)], 1u);
+    atomicAdd(&tile_hist[HIST_BINS + hist_bin(sojourn * rec.inv_scale)], 1u);
+    rec.in_block += 1u;
+    if (rec.in_block == SUM_BLOCK) {
+        rec_flush();
+    }
+}
+
+fn rec_finish(customers: u32) -> RepResult {
+    rec_flush();
+    let n = f32(max(customers, 1u));
+    var r: RepResult;
+    r.mean_wait = rec.wait.x / n;
+    r.mean_sojourn = rec.wait.y / n;
+    r.p_wait = f32(rec.waited) / n;
+    r.max_wait = rec.max_wait;
+    r.mean_service = rec.wait.z / n;
+    r.mean_interarrival = rec.wait.w / n;
+    r.customers = customers;
+    r.status = rng_status;
+    return r;
+}

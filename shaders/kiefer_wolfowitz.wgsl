@@ -1,0 +1,95 @@
+// c FCFS servers behind one queue: the Kiefer-Wolfowitz recursion with a
+// binary min-heap of free-at times. Twin of `kiefer_wolfowitz` in
+// src/engine/cpu.rs (read its doc comment for the rebasing argument).
+// The heap lives in storage memory, interleaved across invocations
+// (element i of lane L at i * info.lanes + L) so that neighbouring lanes
+// touch neighbouring words.
+
+@group(0) @binding(6) var<storage, read_write> heap: array<f32>;
+
+fn rebase_period(servers: u32) -> u32 {
+    return max(servers, 32u);
+}
+
+fn simulate(p: PointParams, rep: u32, slot_lane: u32) -> RepResult {
+    rng_init(p.seed_lo, p.seed_hi, p.point_index, rep);
+    rng_status = 0u;
+    rec_init(p.inv_hist_scale);
+    let lk = ln_keep(p);
+    let c = max(p.servers, 1u);
+    let stride = info.lanes;
+    for (var i = 0u; i < c; i++) {
+        heap[i * stride + slot_lane] = 0.0;
+    }
+    let period = rebase_period(p.servers);
+    var t = 0.0;
+    var since_rebase = 0u;
+    let total = p.warmup + p.customers;
+    for (var n = 0u; n < total; n++) {
+        let a = next_interarrival(p, lk);
+        t += a;
+        since_rebase += 1u;
+        if (since_rebase == period) {
+            for (var i = 0u; i < c; i++) {
+                let idx = i * stride + slot_lane;
+                heap[idx] = max(heap[idx] - t, 0.0);
+            }
+            t = 0.0;
+            since_rebase = 0u;
+        }
+        let free = heap[slot_lane];
+        let wait = max(free - t, 0.0);
+        let service = draw(p.service);
+        // Replace the root by the new free-at time and sift it down.
+        let x = t + wait + service;
+        var i = 0u;
+        loop {
+            let l = 2u * i + 1u;
+            if (l >= c) {
+                break;
+            }
+            let r = l + 1u;
+            var m = l;
+            var hm = heap[l * stride + slot_lane];
+            if (r < c) {
+                let hr = heap[r * stride + slot_lane];
+                if (hr < hm) {
+                    m = r;
+                    hm = hr;
+                }
+            }
+            if (hm >= x) {
+                break;
+            }
+            heap[i * stride + slot_lane] = hm;
+            i = m;
+        }
+        heap[i * stride + slot_lane] = x;
+        if (n >= p.warmup) {
+            rec_record(wait, service, a);
+        }
+    }
+    return rec_finish(p.customers);
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
+    let local_tile = wg.x + wg.y * info.groups_x;
+    hist_clear(lane);
+    workgroupBarrier();
+    let active_tile = local_tile < info.tiles;
+    var slot = 0u;
+    if (active_tile) {
+        let tile = tiles[info.tile_offset + local_tile];
+        slot = tile.hist_slot;
+        if (lane < tile.rep_count) {
+            let p = params[tile.param_index];
+            let r = simulate(p, tile.rep_start + lane, local_tile * TILE_REPS + lane);
+            results[(info.tile_offset + local_tile) * TILE_REPS + lane] = r;
+        }
+    }
+    workgroupBarrier();
+    if (active_tile) {
+        hist_flush(lane, slot);
+    }
+}

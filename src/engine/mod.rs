@@ -1,0 +1,56 @@
+//! Engines: the CPU reference (`cpu`) and the WGSL kernels on wgpu (`gpu`).
+//!
+//! Both implement [`Engine`]: a [`Batch`] of points and tiles in, a
+//! [`BatchOutput`] of per-replication results and per-slot histograms out.
+//! `schedule` turns grid points into tiles; `stats` reads the output.
+
+pub mod cpu;
+pub mod gpu;
+pub mod schedule;
+
+use crate::contract::{PointParams, RepResult, Tile, HISTS_PER_SLOT, HIST_BINS};
+
+/// Work for one engine call.
+pub struct Batch<'a> {
+    pub params: &'a [PointParams],
+    pub tiles: &'a [Tile],
+    /// Shared table of empirical-law values (at least one element).
+    pub table: &'a [f32],
+    /// Number of histogram slots the tiles refer to.
+    pub slots: u32,
+}
+
+impl Batch<'_> {
+    pub fn total_reps(&self) -> usize {
+        self.tiles.iter().map(|t| t.rep_count as usize).sum()
+    }
+}
+
+/// What an engine returns for a [`Batch`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct BatchOutput {
+    /// One result per replication, tile after tile, in tile order.
+    pub reps: Vec<RepResult>,
+    /// `slots × HISTS_PER_SLOT × HIST_BINS` counts: waits then sojourns.
+    pub hist: Vec<u64>,
+}
+
+impl BatchOutput {
+    pub fn empty(slots: u32, reps: usize) -> Self {
+        Self {
+            reps: Vec::with_capacity(reps),
+            hist: vec![0; hist_len(slots)],
+        }
+    }
+}
+
+pub fn hist_len(slots: u32) -> usize {
+    slots as usize * (HISTS_PER_SLOT * HIST_BINS) as usize
+}
+
+/// A simulation backend.
+pub trait Engine {
+    /// What the CSV's `backend` column says (e.g. `cpu`, `vulkan:llvmpipe (LLVM 15.0.7, 256 bits)`).
+    fn label(&self) -> String;
+    fn run(&mut self, batch: &Batch) -> anyhow::Result<BatchOutput>;
+}

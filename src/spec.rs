@@ -1,0 +1,1145 @@
+//! Sweep specs: what `qsweep run` simulates, read from a TOML file and flags.
+//!
+//! A study is a grid (routing × servers × workers × arrival × load × service)
+//! plus run settings. This module exists so that everything a user can get
+//! wrong is caught here, once, with a message that says where and what is
+//! expected (`spec.toml:3: [sweep] servers: 0 is not a valid value; expected
+//! integers >= 1`), before any engine starts a simulation that could run for
+//! hours. The engines, statistics and CSV writer only ever see a validated
+//! [`Spec`] and its [`GridPoint`]s.
+//!
+//! Sources, lowest priority first: the built-in default study
+//! (`data/seed.toml`, used when no spec file is given), or a spec file; then
+//! the flags of [`SweepArgs`], each of which replaces a whole axis or setting.
+//! [`Spec::to_toml`] writes the fully resolved spec back out, for provenance
+//! and hashing; [`Spec::from_toml_str`] reads it back to an equal `Spec`.
+
+use std::fmt::Write as _;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use toml::de::{DeTable, DeValue};
+use toml::Spanned;
+
+use crate::dist::{split_list, Dist, Role};
+use crate::routing::Routing;
+
+/// The default study, run by `qsweep run` without a spec file.
+pub const SEED_TOML: &str = include_str!("../data/seed.toml");
+/// [`Spec::source`] of the default study.
+pub const SEED_SOURCE: &str = "data/seed.toml (built in)";
+
+/// Keys of the `[sweep]` table, in grid nesting order (outermost first;
+/// `lambda` and `rho` are the two spellings of the load axis).
+pub const SWEEP_KEYS: [&str; 7] = [
+    "routing", "servers", "workers", "arrival", "lambda", "rho", "service",
+];
+/// Keys of the `[run]` table.
+pub const RUN_KEYS: [&str; 9] = [
+    "reps",
+    "customers",
+    "warmup",
+    "seed",
+    "out",
+    "threads",
+    "allow_unstable",
+    "backend",
+    "adapter",
+];
+/// Accepted values of `backend`.
+pub const BACKENDS: [&str; 3] = ["auto", "gpu", "cpu"];
+
+const EXPECT_ROUTING: &str = "one of random, round_robin, central";
+const EXPECT_COUNT: &str = "integers >= 1";
+const EXPECT_RATE: &str = "finite numbers > 0 (arrival rates, requests per second)";
+const EXPECT_RHO: &str = "finite numbers > 0 (target utilisation per server)";
+const EXPECT_REPS: &str = "an integer >= 1";
+const EXPECT_CUSTOMERS: &str = "an integer >= 1";
+const EXPECT_WARMUP: &str = "an integer >= 0";
+const EXPECT_SEED: &str =
+    "an integer from 0 to 18446744073709551615 (a string for values above 9223372036854775807)";
+const EXPECT_OUT: &str = "a non-empty path";
+const EXPECT_THREADS: &str = "an integer >= 0 (0 = all cores)";
+const EXPECT_BOOL: &str = "true or false";
+const EXPECT_BACKEND: &str = "one of auto, gpu, cpu";
+const EXPECT_ADAPTER: &str = "a non-empty string (part of the GPU adapter's name)";
+
+/// A bad spec, flag or grid point: one line, naming the field and what is
+/// expected, prefixed by `PATH:LINE:` when it comes from a spec file.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct SpecError(pub String);
+
+/// One value of the load axis.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Load {
+    /// The whole system's arrival rate λ (requests per second).
+    Lambda(f64),
+    /// Target utilisation per server: λ = rho · servers · workers / E[S].
+    Rho(f64),
+}
+
+impl Load {
+    /// The TOML key (and flag name) of this kind of load.
+    pub fn key(self) -> &'static str {
+        match self {
+            Load::Lambda(_) => "lambda",
+            Load::Rho(_) => "rho",
+        }
+    }
+
+    pub fn value(self) -> f64 {
+        match self {
+            Load::Lambda(v) | Load::Rho(v) => v,
+        }
+    }
+}
+
+/// The `[run]` table: how much to simulate and where results go.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSettings {
+    /// Independent replications per grid point.
+    pub reps: u32,
+    /// Customers recorded per replication (after `warmup`).
+    pub customers: u32,
+    /// Customers discarded at the start of each replication.
+    pub warmup: u32,
+    pub seed: u64,
+    /// CSV output, relative to the current directory; `None`: see
+    /// [`default_out_path`].
+    pub out: Option<PathBuf>,
+    /// Worker threads for the CPU engine; 0 = all cores.
+    pub threads: usize,
+    /// Simulate points with rho >= 1 instead of refusing them.
+    pub allow_unstable: bool,
+    /// Overwrite an existing output file (flag only: it is about this
+    /// invocation, not the study, so [`Spec::to_toml`] leaves it out).
+    pub force: bool,
+    /// `auto`, `gpu` or `cpu`.
+    pub backend: String,
+    /// Substring of the GPU adapter name to use.
+    pub adapter: Option<String>,
+}
+
+impl Default for RunSettings {
+    fn default() -> Self {
+        RunSettings {
+            reps: 1024,
+            customers: 100_000,
+            warmup: 10_000,
+            seed: 1,
+            out: None,
+            threads: 0,
+            allow_unstable: false,
+            force: false,
+            backend: "auto".to_string(),
+            adapter: None,
+        }
+    }
+}
+
+/// A fully resolved and validated sweep.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spec {
+    pub routing: Vec<Routing>,
+    pub servers: Vec<u32>,
+    pub workers: Vec<u32>,
+    /// Interarrival laws as written; each point rescales them to mean 1/λ.
+    pub arrival: Vec<Dist>,
+    /// All `Lambda` or all `Rho`.
+    pub load: Vec<Load>,
+    pub service: Vec<Dist>,
+    pub run: RunSettings,
+    /// [`SEED_SOURCE`] or the spec file's path.
+    pub source: String,
+}
+
+/// One point of the grid, with its load resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GridPoint {
+    /// Position in the grid (0-based, in nesting order).
+    pub index: u32,
+    pub routing: Routing,
+    pub servers: u32,
+    pub workers: u32,
+    /// The interarrival law of the whole system, rescaled to mean 1/`lambda`.
+    pub arrival: Dist,
+    /// The arrival law as the user wrote it.
+    pub arrival_text: String,
+    pub lambda: f64,
+    pub service: Dist,
+    /// λ·E\[S\] / (servers·workers).
+    pub rho: f64,
+    /// `rho < 1`.
+    pub stable: bool,
+}
+
+/// Flags of `qsweep run`: one per axis and setting, each overriding the spec
+/// file (or the built-in default study).
+#[derive(clap::Args, Debug, Default, Clone)]
+pub struct SweepArgs {
+    /// Sweep spec (TOML). Without it the built-in default study
+    /// (data/seed.toml) runs, with any flags applied on top.
+    #[arg(value_name = "SPEC")]
+    pub spec: Option<PathBuf>,
+    /// Routing policies: random, round_robin, central [list]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub routing: Vec<String>,
+    /// Dynos (servers) behind the load balancer [list of integers >= 1]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub servers: Vec<String>,
+    /// Workers per dyno [list of integers >= 1; default 1]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub workers: Vec<String>,
+    /// Interarrival laws, rescaled to mean 1/lambda at each point [list; default exp]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub arrival: Vec<String>,
+    /// Arrival rates, requests/s (replaces the spec's lambda or rho) [list]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub lambda: Vec<String>,
+    /// Target utilisations: lambda = rho·servers·workers/E[S] (replaces the spec's lambda or rho) [list]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub rho: Vec<String>,
+    /// Service-time laws, e.g. 'weibull(shape=0.46,median=0.05,min=0.01,max=30)' [list]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub service: Vec<String>,
+    /// Replications per point [default 1024]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub reps: Option<String>,
+    /// Customers recorded per replication [default 100000]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub customers: Option<String>,
+    /// Customers discarded first in each replication [default 10000]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub warmup: Option<String>,
+    /// Master random seed [default 1]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub seed: Option<String>,
+    /// CSV output path [default: qsweep-results.csv, or -2, -3 ... if taken]
+    #[arg(long, short = 'o', value_name = "CSV")]
+    pub out: Option<PathBuf>,
+    /// CPU threads, 0 = all cores [default 0]
+    #[arg(long, short = 'j', value_name = "N", allow_hyphen_values = true)]
+    pub threads: Option<String>,
+    /// Simulate points with rho >= 1 instead of refusing them
+    #[arg(long)]
+    pub allow_unstable: bool,
+    /// Overwrite the output file if it exists
+    #[arg(long)]
+    pub force: bool,
+    /// Engine: auto, gpu or cpu [default auto]
+    #[arg(long, value_name = "auto|gpu|cpu")]
+    pub backend: Option<String>,
+    /// Use the GPU adapter whose name contains this
+    #[arg(long, value_name = "NAME")]
+    pub adapter: Option<String>,
+}
+
+impl Spec {
+    /// Reads `args.spec` (or the built-in default study), applies the flags
+    /// and validates everything, grid points included.
+    pub fn load(args: &SweepArgs) -> Result<Spec, SpecError> {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        Spec::load_in(args, &cwd)
+    }
+
+    /// [`Spec::load`] with relative `file=` paths of flag values resolved
+    /// against `cwd`.
+    fn load_in(args: &SweepArgs, cwd: &Path) -> Result<Spec, SpecError> {
+        let (mut raw, source) = match &args.spec {
+            Some(path) => {
+                let source = path.display().to_string();
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    SpecError(format!(
+                        "{source}: cannot read spec file: {e}; expected a readable TOML file"
+                    ))
+                })?;
+                let base_dir = match path.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                    _ => PathBuf::from("."),
+                };
+                (Raw::from_file(&text, &source, &base_dir)?, source)
+            }
+            None => (
+                Raw::from_file(SEED_TOML, SEED_SOURCE, cwd)?,
+                SEED_SOURCE.to_string(),
+            ),
+        };
+        raw.apply_flags(args, cwd)?;
+        let spec = raw.finish(source)?;
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// Parses and validates a spec file's text. `source` names it in errors
+    /// (and becomes [`Spec::source`]); relative `file=` paths in
+    /// distributions resolve against `base_dir`.
+    pub fn from_toml_str(text: &str, source: &str, base_dir: &Path) -> Result<Spec, SpecError> {
+        let spec = Raw::from_file(text, source, base_dir)?.finish(source.to_string())?;
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// Number of grid points (saturating).
+    pub fn point_count(&self) -> u64 {
+        [
+            self.routing.len(),
+            self.servers.len(),
+            self.workers.len(),
+            self.arrival.len(),
+            self.load.len(),
+            self.service.len(),
+        ]
+        .iter()
+        .fold(1u64, |n, &len| n.saturating_mul(len as u64))
+    }
+
+    /// The grid in nesting order: routing (outermost), servers, workers,
+    /// arrival, load, service (innermost).
+    pub fn points(&self) -> Vec<GridPoint> {
+        let mut points = Vec::new();
+        for &routing in &self.routing {
+            for &servers in &self.servers {
+                for &workers in &self.workers {
+                    for arrival in &self.arrival {
+                        for &load in &self.load {
+                            for service in &self.service {
+                                let capacity = f64::from(servers) * f64::from(workers);
+                                let mean_service = service.mean();
+                                let (lambda, rho) = match load {
+                                    Load::Lambda(l) => (l, l * mean_service / capacity),
+                                    Load::Rho(r) => (r * capacity / mean_service, r),
+                                };
+                                points.push(GridPoint {
+                                    index: points.len() as u32,
+                                    routing,
+                                    servers,
+                                    workers,
+                                    arrival: arrival.with_mean(1.0 / lambda),
+                                    arrival_text: arrival.text().to_string(),
+                                    lambda,
+                                    service: service.clone(),
+                                    rho,
+                                    stable: rho < 1.0,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        points
+    }
+
+    /// Refuses points with rho >= 1 unless `allow_unstable`, and points whose
+    /// central queue would have more than `u32::MAX` servers.
+    pub fn validate_points(&self) -> Result<(), SpecError> {
+        for &s in &self.servers {
+            for &w in &self.workers {
+                if s.checked_mul(w).is_none() {
+                    return Err(SpecError(format!(
+                        "servers × workers = {s} × {w} is too large; expected a product <= {}",
+                        u32::MAX
+                    )));
+                }
+            }
+        }
+        if self.run.allow_unstable {
+            return Ok(());
+        }
+        match self.points().into_iter().find(|p| !p.stable) {
+            None => Ok(()),
+            Some(p) => Err(SpecError(format!(
+                "point {} ({}): unstable, rho = {:.3} >= 1; lower lambda or rho, add servers, \
+                 or pass --allow-unstable",
+                p.index,
+                self.describe(&p),
+                p.rho
+            ))),
+        }
+    }
+
+    /// `routing=random servers=51 lambda=160`, plus the axes that vary.
+    pub fn describe(&self, p: &GridPoint) -> String {
+        let mut s = format!("routing={} servers={}", p.routing, p.servers);
+        if self.workers.len() > 1 || p.workers != 1 {
+            let _ = write!(s, " workers={}", p.workers);
+        }
+        if self.arrival.len() > 1 {
+            let _ = write!(s, " arrival={}", p.arrival_text);
+        }
+        let _ = write!(s, " lambda={}", p.lambda);
+        if self.service.len() > 1 {
+            let _ = write!(s, " service={}", p.service.text());
+        }
+        s
+    }
+
+    /// Everything that needs the whole spec.
+    fn validate(&self) -> Result<(), SpecError> {
+        let n = self.point_count();
+        if n > u64::from(u32::MAX) {
+            return Err(SpecError(format!(
+                "[sweep]: the grid has {n} points; expected at most {}",
+                u32::MAX
+            )));
+        }
+        let per_rep = u64::from(self.run.customers) + u64::from(self.run.warmup);
+        if per_rep > u64::from(u32::MAX) {
+            return Err(SpecError(format!(
+                "[run] customers + warmup = {per_rep} is too large; expected at most {}",
+                u32::MAX
+            )));
+        }
+        self.validate_points()
+    }
+
+    /// The fully resolved spec as canonical TOML (flags applied, defaults
+    /// written out, `force` left out). [`Spec::from_toml_str`] reads it back
+    /// to an equal `Spec` given the same `source` and `base_dir`.
+    pub fn to_toml(&self) -> String {
+        let list = |items: Vec<String>| format!("[{}]", items.join(", "));
+        let mut t = String::new();
+        let _ = writeln!(t, "[sweep]");
+        let _ = writeln!(
+            t,
+            "routing = {}",
+            list(self.routing.iter().map(|r| toml_str(r.name())).collect())
+        );
+        let _ = writeln!(
+            t,
+            "servers = {}",
+            list(self.servers.iter().map(u32::to_string).collect())
+        );
+        let _ = writeln!(
+            t,
+            "workers = {}",
+            list(self.workers.iter().map(u32::to_string).collect())
+        );
+        let _ = writeln!(
+            t,
+            "arrival = {}",
+            list(self.arrival.iter().map(|d| toml_str(d.text())).collect())
+        );
+        let key = self.load.first().map_or("lambda", |l| l.key());
+        let _ = writeln!(
+            t,
+            "{key} = {}",
+            list(self.load.iter().map(|l| toml_float(l.value())).collect())
+        );
+        let _ = writeln!(
+            t,
+            "service = {}",
+            list(self.service.iter().map(|d| toml_str(d.text())).collect())
+        );
+        let r = &self.run;
+        let _ = writeln!(t, "\n[run]");
+        let _ = writeln!(t, "reps = {}", r.reps);
+        let _ = writeln!(t, "customers = {}", r.customers);
+        let _ = writeln!(t, "warmup = {}", r.warmup);
+        if r.seed <= i64::MAX as u64 {
+            let _ = writeln!(t, "seed = {}", r.seed);
+        } else {
+            let _ = writeln!(t, "seed = {}", toml_str(&r.seed.to_string()));
+        }
+        if let Some(out) = &r.out {
+            let _ = writeln!(t, "out = {}", toml_str(&out.to_string_lossy()));
+        }
+        let _ = writeln!(t, "threads = {}", r.threads);
+        let _ = writeln!(t, "allow_unstable = {}", r.allow_unstable);
+        let _ = writeln!(t, "backend = {}", toml_str(&r.backend));
+        if let Some(adapter) = &r.adapter {
+            let _ = writeln!(t, "adapter = {}", toml_str(adapter));
+        }
+        t
+    }
+}
+
+/// The first of `qsweep-results.csv`, `qsweep-results-2.csv`, `-3` ... in
+/// `dir` that does not exist (nor does its `.partial` twin, which a run in
+/// progress writes), so a default output never clobbers earlier results.
+/// Whoever creates the file should still open it with `create_new`.
+pub fn default_out_path(dir: &Path) -> PathBuf {
+    let taken = |p: &Path| {
+        let partial = PathBuf::from(format!("{}.partial", p.display()));
+        exists(p) || exists(&partial)
+    };
+    let first = dir.join("qsweep-results.csv");
+    if !taken(&first) {
+        return first;
+    }
+    (2u64..)
+        .map(|n| dir.join(format!("qsweep-results-{n}.csv")))
+        .find(|p| !taken(p))
+        .expect("some numbered name is free")
+}
+
+/// Whether anything (even a dangling link) sits at `p`; unknown counts as yes.
+fn exists(p: &Path) -> bool {
+    match p.symlink_metadata() {
+        Ok(_) => true,
+        Err(e) => e.kind() != std::io::ErrorKind::NotFound,
+    }
+}
+
+fn toml_str(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+/// Shortest text that parses back to the same `f64`, always a TOML float.
+fn toml_float(x: f64) -> String {
+    let s = format!("{x:?}");
+    if s.contains(['.', 'e', 'E']) || !x.is_finite() {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Parsing: spec file and flags into `Raw`, then `Raw` into `Spec`.
+
+/// Where a value came from, for error messages.
+#[derive(Clone, Debug)]
+enum Loc {
+    File {
+        source: String,
+        line: usize,
+        table: &'static str,
+        key: String,
+    },
+    Flag(&'static str),
+}
+
+impl Loc {
+    /// `spec.toml:3: [sweep] servers: {problem}` or `--servers: {problem}`.
+    fn err(&self, problem: impl std::fmt::Display) -> SpecError {
+        match self {
+            Loc::File {
+                source,
+                line,
+                table,
+                key,
+            } => SpecError(format!("{source}:{line}: [{table}] {key}: {problem}")),
+            Loc::Flag(flag) => SpecError(format!("--{flag}: {problem}")),
+        }
+    }
+
+    /// A `Dist::parse` error, which already starts with `arrival: ` or
+    /// `service: `.
+    fn dist_err(&self, msg: &str) -> SpecError {
+        match self {
+            Loc::File {
+                source,
+                line,
+                table,
+                key,
+            } => {
+                if msg.starts_with(&format!("{key}:")) {
+                    SpecError(format!("{source}:{line}: [{table}] {msg}"))
+                } else {
+                    self.err(msg)
+                }
+            }
+            Loc::Flag(flag) => {
+                let rest = msg
+                    .strip_prefix(&format!("{flag}:"))
+                    .map_or(msg, str::trim_start);
+                self.err(rest)
+            }
+        }
+    }
+}
+
+/// Values parsed from one source, before defaults and cross-checks.
+#[derive(Default)]
+struct Raw {
+    routing: Option<Vec<Routing>>,
+    servers: Option<Vec<u32>>,
+    workers: Option<Vec<u32>>,
+    arrival: Option<Vec<Dist>>,
+    load: Option<Vec<Load>>,
+    service: Option<Vec<Dist>>,
+    reps: Option<u32>,
+    customers: Option<u32>,
+    warmup: Option<u32>,
+    seed: Option<u64>,
+    out: Option<PathBuf>,
+    threads: Option<usize>,
+    allow_unstable: Option<bool>,
+    force: bool,
+    backend: Option<String>,
+    adapter: Option<String>,
+    /// `spec.toml:1: [sweep]`: where a missing axis is reported.
+    sweep_at: String,
+    /// Base directory for the default arrival law.
+    base_dir: PathBuf,
+}
+
+/// The spec file being read.
+struct FileCtx<'a> {
+    text: &'a str,
+    source: &'a str,
+    base_dir: &'a Path,
+}
+
+impl FileCtx<'_> {
+    fn line(&self, span: Range<usize>) -> usize {
+        let end = span.start.min(self.text.len());
+        self.text.as_bytes()[..end]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1
+    }
+
+    fn loc(&self, span: Range<usize>, table: &'static str, key: &str) -> Loc {
+        Loc::File {
+            source: self.source.to_string(),
+            line: self.line(span),
+            table,
+            key: key.to_string(),
+        }
+    }
+
+    /// An error not tied to a `[table] key`.
+    fn err(&self, span: Range<usize>, msg: impl std::fmt::Display) -> SpecError {
+        SpecError(format!("{}:{}: {msg}", self.source, self.line(span)))
+    }
+}
+
+type Entry<'a, 'i> = (&'a Spanned<std::borrow::Cow<'i, str>>, &'a Spanned<DeValue<'i>>);
+
+/// A table's entries in the order they appear in the file.
+fn entries_in_order<'a, 'i>(table: &'a DeTable<'i>) -> Vec<Entry<'a, 'i>> {
+    let mut entries: Vec<_> = table.iter().collect();
+    entries.sort_by_key(|(k, _)| k.span().start);
+    entries
+}
+
+/// A TOML value as it would be written, for error messages.
+fn show(v: &DeValue<'_>) -> String {
+    match v {
+        DeValue::String(s) => toml_str(s),
+        DeValue::Integer(i) => i.to_string(),
+        DeValue::Float(f) => f.as_str().to_string(),
+        DeValue::Boolean(b) => b.to_string(),
+        DeValue::Datetime(d) => d.to_string(),
+        DeValue::Array(_) => "an array".to_string(),
+        DeValue::Table(_) => "a table".to_string(),
+    }
+}
+
+fn invalid(shown: &str, expected: &str) -> String {
+    format!("{shown} is not a valid value; expected {expected}")
+}
+
+/// Integer of a TOML value; integral floats (`2e5`) count.
+fn de_int(v: &DeValue<'_>) -> Option<i128> {
+    match v {
+        DeValue::Integer(i) => i128::from_str_radix(i.as_str(), i.radix()).ok(),
+        DeValue::Float(f) => float_int(f.as_str().parse().ok()?),
+        _ => None,
+    }
+}
+
+fn de_float(v: &DeValue<'_>) -> Option<f64> {
+    match v {
+        DeValue::Integer(_) => de_int(v).map(|i| i as f64),
+        DeValue::Float(f) => f.as_str().parse().ok(),
+        _ => None,
+    }
+}
+
+fn float_int(x: f64) -> Option<i128> {
+    (x.is_finite() && x.fract() == 0.0 && x.abs() < 1e30).then_some(x as i128)
+}
+
+/// Integer of a flag value; integral floats (`2e5`) count.
+fn str_int(s: &str) -> Option<i128> {
+    let s = s.trim();
+    s.parse::<i128>()
+        .ok()
+        .or_else(|| float_int(s.parse().ok()?))
+}
+
+fn count(i: i128) -> Option<u32> {
+    u32::try_from(i).ok().filter(|&n| n >= 1)
+}
+
+fn positive(x: f64) -> Option<f64> {
+    (x.is_finite() && x > 0.0).then_some(x)
+}
+
+fn backend(s: &str) -> Option<String> {
+    BACKENDS.contains(&s).then(|| s.to_string())
+}
+
+fn nonempty(s: &str) -> Option<String> {
+    (!s.trim().is_empty()).then(|| s.to_string())
+}
+
+/// The elements of an axis: a list, or a scalar meaning a one-element list.
+fn axis_items<'a, 'i>(
+    v: &'a Spanned<DeValue<'i>>,
+    loc: &Loc,
+    expected: &str,
+) -> Result<Vec<&'a Spanned<DeValue<'i>>>, SpecError> {
+    match v.get_ref() {
+        DeValue::Array(items) if items.is_empty() => {
+            Err(loc.err(format!("empty list; expected at least one of {expected}")))
+        }
+        DeValue::Array(items) => Ok(items.iter().collect()),
+        _ => Ok(vec![v]),
+    }
+}
+
+impl Raw {
+    fn from_file(text: &str, source: &str, base_dir: &Path) -> Result<Raw, SpecError> {
+        let ctx = FileCtx {
+            text,
+            source,
+            base_dir,
+        };
+        let doc = DeTable::parse(text).map_err(|e| {
+            let line = e.span().map_or(1, |s| ctx.line(s));
+            let msg = e.message().trim().replace('\n', " ");
+            SpecError(format!(
+                "{source}:{line}: invalid TOML: {msg}; expected a TOML document with [sweep] and [run] tables"
+            ))
+        })?;
+        let mut raw = Raw {
+            sweep_at: format!("{source}: [sweep]"),
+            base_dir: base_dir.to_path_buf(),
+            ..Raw::default()
+        };
+        for (k, v) in entries_in_order(doc.get_ref()) {
+            let name: &str = k.get_ref();
+            let table = match (name, v.get_ref()) {
+                ("sweep" | "run", DeValue::Table(t)) => t,
+                ("sweep" | "run", other) => {
+                    return Err(ctx.err(
+                        k.span(),
+                        format!(
+                            "{name}: {} is not valid here; expected a table [{name}]",
+                            show(other)
+                        ),
+                    ))
+                }
+                (_, DeValue::Table(_)) => {
+                    return Err(ctx.err(
+                        k.span(),
+                        format!("[{name}]: unknown table; expected [sweep] and [run]"),
+                    ))
+                }
+                _ => {
+                    let hint = if SWEEP_KEYS.contains(&name) {
+                        " (it belongs in [sweep])"
+                    } else if RUN_KEYS.contains(&name) {
+                        " (it belongs in [run])"
+                    } else {
+                        ""
+                    };
+                    return Err(ctx.err(
+                        k.span(),
+                        format!(
+                            "unknown top-level key '{name}'; expected tables [sweep] and [run]{hint}"
+                        ),
+                    ));
+                }
+            };
+            if name == "sweep" {
+                raw.sweep_at = format!("{source}:{}: [sweep]", ctx.line(k.span()));
+                raw.read_sweep(&ctx, table)?;
+            } else {
+                raw.read_run(&ctx, table)?;
+            }
+        }
+        Ok(raw)
+    }
+
+    fn read_sweep(&mut self, ctx: &FileCtx<'_>, table: &DeTable<'_>) -> Result<(), SpecError> {
+        let mut load_key: Option<(&'static str, usize)> = None;
+        for (k, v) in entries_in_order(table) {
+            let key: &str = k.get_ref();
+            let loc = ctx.loc(k.span(), "sweep", key);
+            let elem_loc = |e: &Spanned<DeValue<'_>>| ctx.loc(e.span(), "sweep", key);
+            match key {
+                "routing" => {
+                    let mut out = Vec::new();
+                    for e in axis_items(v, &loc, EXPECT_ROUTING)? {
+                        let r = match e.get_ref() {
+                            DeValue::String(s) => s.parse::<Routing>(),
+                            other => Err(invalid(&show(other), EXPECT_ROUTING)),
+                        };
+                        out.push(r.map_err(|m| elem_loc(e).err(m))?);
+                    }
+                    self.routing = Some(out);
+                }
+                "servers" | "workers" => {
+                    let mut out = Vec::new();
+                    for e in axis_items(v, &loc, EXPECT_COUNT)? {
+                        let n = de_int(e.get_ref()).and_then(count).ok_or_else(|| {
+                            elem_loc(e).err(invalid(&show(e.get_ref()), EXPECT_COUNT))
+                        })?;
+                        out.push(n);
+                    }
+                    if key == "servers" {
+                        self.servers = Some(out);
+                    } else {
+                        self.workers = Some(out);
+                    }
+                }
+                "lambda" | "rho" => {
+                    let (name, expected): (&'static str, _) = if key == "lambda" {
+                        ("lambda", EXPECT_RATE)
+                    } else {
+                        ("rho", EXPECT_RHO)
+                    };
+                    if let Some((other, line)) = load_key {
+                        return Err(loc.err(format!(
+                            "given together with {other} (line {line}); expected exactly one of \
+                             lambda or rho"
+                        )));
+                    }
+                    load_key = Some((name, ctx.line(k.span())));
+                    let mut out = Vec::new();
+                    for e in axis_items(v, &loc, expected)? {
+                        let x = de_float(e.get_ref()).and_then(positive).ok_or_else(|| {
+                            elem_loc(e).err(invalid(&show(e.get_ref()), expected))
+                        })?;
+                        out.push(if name == "lambda" {
+                            Load::Lambda(x)
+                        } else {
+                            Load::Rho(x)
+                        });
+                    }
+                    self.load = Some(out);
+                }
+                "arrival" | "service" => {
+                    let role = if key == "arrival" {
+                        Role::Arrival
+                    } else {
+                        Role::Service
+                    };
+                    let expected = "distribution strings such as \"exp\" or \
+                                    \"weibull(shape=0.46,median=0.05)\"";
+                    let mut out = Vec::new();
+                    for e in axis_items(v, &loc, expected)? {
+                        let d = match e.get_ref() {
+                            DeValue::String(s) => Dist::parse(s, role, ctx.base_dir)
+                                .map_err(|err| elem_loc(e).dist_err(&err.to_string()))?,
+                            other => return Err(elem_loc(e).err(invalid(&show(other), expected))),
+                        };
+                        out.push(d);
+                    }
+                    if role == Role::Arrival {
+                        self.arrival = Some(out);
+                    } else {
+                        self.service = Some(out);
+                    }
+                }
+                _ => {
+                    let hint = if RUN_KEYS.contains(&key) {
+                        format!(" ({key} belongs in [run])")
+                    } else {
+                        String::new()
+                    };
+                    return Err(ctx.err(
+                        k.span(),
+                        format!(
+                            "[sweep] unknown key '{key}'; expected one of {}{hint}",
+                            SWEEP_KEYS.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn read_run(&mut self, ctx: &FileCtx<'_>, table: &DeTable<'_>) -> Result<(), SpecError> {
+        for (k, v) in entries_in_order(table) {
+            let key: &str = k.get_ref();
+            let loc = ctx.loc(v.span(), "run", key);
+            let value = v.get_ref();
+            let bad = |expected: &str| loc.err(invalid(&show(value), expected));
+            let int = de_int(value);
+            let string = value.as_str();
+            match key {
+                "reps" => self.reps = Some(int.and_then(count).ok_or_else(|| bad(EXPECT_REPS))?),
+                "customers" => {
+                    self.customers =
+                        Some(int.and_then(count).ok_or_else(|| bad(EXPECT_CUSTOMERS))?)
+                }
+                "warmup" => {
+                    self.warmup = Some(
+                        int.and_then(|i| u32::try_from(i).ok())
+                            .ok_or_else(|| bad(EXPECT_WARMUP))?,
+                    )
+                }
+                "seed" => {
+                    let seed = match value {
+                        DeValue::Integer(_) => int.and_then(|i| u64::try_from(i).ok()),
+                        DeValue::String(s) => s.trim().parse::<u64>().ok(),
+                        _ => None,
+                    };
+                    self.seed = Some(seed.ok_or_else(|| bad(EXPECT_SEED))?);
+                }
+                "out" => {
+                    self.out = Some(
+                        string
+                            .and_then(nonempty)
+                            .map(PathBuf::from)
+                            .ok_or_else(|| bad(EXPECT_OUT))?,
+                    )
+                }
+                "threads" => {
+                    self.threads = Some(
+                        int.and_then(|i| usize::try_from(i).ok())
+                            .ok_or_else(|| bad(EXPECT_THREADS))?,
+                    )
+                }
+                "allow_unstable" => {
+                    self.allow_unstable = Some(value.as_bool().ok_or_else(|| bad(EXPECT_BOOL))?)
+                }
+                "backend" => {
+                    self.backend = Some(string.and_then(backend).ok_or_else(|| bad(EXPECT_BACKEND))?)
+                }
+                "adapter" => {
+                    self.adapter = Some(string.and_then(nonempty).ok_or_else(|| bad(EXPECT_ADAPTER))?)
+                }
+                _ => {
+                    let hint = if SWEEP_KEYS.contains(&key) {
+                        format!(" ({key} belongs in [sweep])")
+                    } else if key == "force" {
+                        " (force is a flag only: --force)".to_string()
+                    } else {
+                        String::new()
+                    };
+                    return Err(ctx.err(
+                        k.span(),
+                        format!(
+                            "[run] unknown key '{key}'; expected one of {}{hint}",
+                            RUN_KEYS.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Flags replace whole axes and settings; relative `file=` paths in flag
+    /// values resolve against `cwd`.
+    fn apply_flags(&mut self, a: &SweepArgs, cwd: &Path) -> Result<(), SpecError> {
+        if let Some(v) = flag_list("routing", &a.routing, EXPECT_ROUTING, |s| s.parse())? {
+            self.routing = Some(v);
+        }
+        let counts = |s: &str| str_int(s).and_then(count).ok_or_else(|| invalid(&quote(s), EXPECT_COUNT));
+        if let Some(v) = flag_list("servers", &a.servers, EXPECT_COUNT, counts)? {
+            self.servers = Some(v);
+        }
+        if let Some(v) = flag_list("workers", &a.workers, EXPECT_COUNT, counts)? {
+            self.workers = Some(v);
+        }
+        let dist_expected = "distribution strings such as exp or weibull(shape=0.46,median=0.05)";
+        for (flag, role, values) in [
+            ("arrival", Role::Arrival, &a.arrival),
+            ("service", Role::Service, &a.service),
+        ] {
+            let Some(items) = split_flag(flag, values, dist_expected)? else {
+                continue;
+            };
+            let mut out = Vec::new();
+            for s in items {
+                out.push(
+                    Dist::parse(&s, role, cwd)
+                        .map_err(|e| Loc::Flag(flag).dist_err(&e.to_string()))?,
+                );
+            }
+            if role == Role::Arrival {
+                self.arrival = Some(out);
+            } else {
+                self.service = Some(out);
+            }
+        }
+        let lambda = flag_list("lambda", &a.lambda, EXPECT_RATE, |s| {
+            parse_positive(s, EXPECT_RATE).map(Load::Lambda)
+        })?;
+        let rho = flag_list("rho", &a.rho, EXPECT_RHO, |s| {
+            parse_positive(s, EXPECT_RHO).map(Load::Rho)
+        })?;
+        match (lambda, rho) {
+            (Some(_), Some(_)) => {
+                return Err(Loc::Flag("rho").err(
+                    "given together with --lambda; expected exactly one of --lambda or --rho",
+                ))
+            }
+            (Some(v), None) | (None, Some(v)) => self.load = Some(v),
+            (None, None) => {}
+        }
+
+        let u32_of = |s: &str| str_int(s).and_then(|i| u32::try_from(i).ok());
+        let usize_of = |s: &str| str_int(s).and_then(|i| usize::try_from(i).ok());
+        if let Some(v) = flag_scalar("reps", &a.reps, EXPECT_REPS, |s| str_int(s).and_then(count))? {
+            self.reps = Some(v);
+        }
+        if let Some(v) = flag_scalar("customers", &a.customers, EXPECT_CUSTOMERS, |s| {
+            str_int(s).and_then(count)
+        })? {
+            self.customers = Some(v);
+        }
+        if let Some(v) = flag_scalar("warmup", &a.warmup, EXPECT_WARMUP, u32_of)? {
+            self.warmup = Some(v);
+        }
+        if let Some(v) = flag_scalar("seed", &a.seed, EXPECT_SEED, |s| s.trim().parse::<u64>().ok())? {
+            self.seed = Some(v);
+        }
+        if let Some(v) = flag_scalar("threads", &a.threads, EXPECT_THREADS, usize_of)? {
+            self.threads = Some(v);
+        }
+        if let Some(v) = flag_scalar("backend", &a.backend, EXPECT_BACKEND, |s| backend(s.trim()))? {
+            self.backend = Some(v);
+        }
+        if let Some(v) = flag_scalar("adapter", &a.adapter, EXPECT_ADAPTER, nonempty)? {
+            self.adapter = Some(v);
+        }
+        if let Some(out) = &a.out {
+            if out.as_os_str().is_empty() {
+                return Err(Loc::Flag("out").err(invalid("''", EXPECT_OUT)));
+            }
+            self.out = Some(out.clone());
+        }
+        if a.allow_unstable {
+            self.allow_unstable = Some(true);
+        }
+        self.force |= a.force;
+        Ok(())
+    }
+
+    /// Fills defaults and insists on the axes that have none.
+    fn finish(self, source: String) -> Result<Spec, SpecError> {
+        let at = &self.sweep_at;
+        let missing = |key: &str, what: &str| {
+            SpecError(format!(
+                "{at} {key}: missing; expected {what} (or pass --{key})"
+            ))
+        };
+        let routing = self
+            .routing
+            .ok_or_else(|| missing("routing", "a list of random, round_robin, central"))?;
+        let servers = self
+            .servers
+            .ok_or_else(|| missing("servers", "a list of integers >= 1"))?;
+        let load = self.load.ok_or_else(|| {
+            SpecError(format!(
+                "{at} lambda/rho: missing; expected exactly one of lambda (arrival rates) or rho \
+                 (target utilisations) (or pass --lambda or --rho)"
+            ))
+        })?;
+        let service = self
+            .service
+            .ok_or_else(|| missing("service", "a list of service-time distributions"))?;
+        let arrival = match self.arrival {
+            Some(a) => a,
+            None => vec![Dist::parse("exp", Role::Arrival, &self.base_dir)
+                .map_err(|e| SpecError(format!("{at} arrival: default 'exp': {e}")))?],
+        };
+        let d = RunSettings::default();
+        Ok(Spec {
+            routing,
+            servers,
+            workers: self.workers.unwrap_or_else(|| vec![1]),
+            arrival,
+            load,
+            service,
+            run: RunSettings {
+                reps: self.reps.unwrap_or(d.reps),
+                customers: self.customers.unwrap_or(d.customers),
+                warmup: self.warmup.unwrap_or(d.warmup),
+                seed: self.seed.unwrap_or(d.seed),
+                out: self.out,
+                threads: self.threads.unwrap_or(d.threads),
+                allow_unstable: self.allow_unstable.unwrap_or(d.allow_unstable),
+                force: self.force,
+                backend: self.backend.unwrap_or(d.backend),
+                adapter: self.adapter,
+            },
+            source,
+        })
+    }
+}
+
+fn quote(s: &str) -> String {
+    format!("'{s}'")
+}
+
+fn parse_positive(s: &str, expected: &str) -> Result<f64, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .and_then(positive)
+        .ok_or_else(|| invalid(&quote(s), expected))
+}
+
+/// All items of a repeatable, comma-separated list flag (`None`: not given).
+fn split_flag(
+    flag: &'static str,
+    values: &[String],
+    expected: &str,
+) -> Result<Option<Vec<String>>, SpecError> {
+    if values.is_empty() {
+        return Ok(None);
+    }
+    let mut items = Vec::new();
+    for v in values {
+        // split_list's messages already say what is expected.
+        let parts = split_list(v).map_err(|e| Loc::Flag(flag).err(e))?;
+        for p in parts {
+            let p = p.trim();
+            if p.is_empty() {
+                return Err(Loc::Flag(flag).err(format!(
+                    "empty item in '{v}'; expected a comma-separated list of {expected}"
+                )));
+            }
+            items.push(p.to_string());
+        }
+    }
+    if items.is_empty() {
+        return Err(Loc::Flag(flag).err(format!("empty list; expected at least one of {expected}")));
+    }
+    Ok(Some(items))
+}
+
+/// A single-valued flag (`None`: not given).
+fn flag_scalar<T>(
+    flag: &'static str,
+    value: &Option<String>,
+    expected: &str,
+    parse: impl Fn(&str) -> Option<T>,
+) -> Result<Option<T>, SpecError> {
+    match value {
+        None => Ok(None),
+        Some(s) => parse(s)
+            .map(Some)
+            .ok_or_else(|| Loc::Flag(flag).err(invalid(&quote(s), expected))),
+    }
+}
+
+/// A repeatable, comma-separated list flag, each item parsed (`None`: not given).
+fn flag_list<T>(
+    flag: &'static str,
+    values: &[String],
+    expected: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<Option<Vec<T>>, SpecError> {
+    let Some(items) = split_flag(flag, values, expected)? else {
+        return Ok(None);
+    };
+    items
+        .iter()
+        .map(|s| parse(s).map_err(|m| Loc::Flag(flag).err(m)))
+        .collect::<Result<Vec<T>, _>>()
+        .map(Some)
+}
