@@ -44,6 +44,7 @@ struct RepResult {
     mean_sojourn: f32,
     p_wait: f32,
     max_wait: f32,
+    max_sojourn: f32,
     mean_service: f32,
     mean_interarrival: f32,
     customers: u32,
@@ -133,6 +134,7 @@ struct Recorder {
     in_block: u32,
     waited: u32,
     max_wait: f32,
+    max_sojourn: f32,
     inv_scale: f32,
 }
 
@@ -145,6 +147,7 @@ fn rec_init(inv_scale: f32) {
     rec.in_block = 0u;
     rec.waited = 0u;
     rec.max_wait = 0.0;
+    rec.max_sojourn = 0.0;
     rec.inv_scale = inv_scale;
 }
 
@@ -164,6 +167,7 @@ fn rec_record(wait: f32, service: f32, interarrival: f32) {
         rec.waited += 1u;
     }
     rec.max_wait = max(rec.max_wait, wait);
+    rec.max_sojourn = max(rec.max_sojourn, sojourn);
     atomicAdd(&tile_hist[hist_bin(wait * rec.inv_scale)], 1u);
     atomicAdd(&tile_hist[HIST_BINS + hist_bin(sojourn * rec.inv_scale)], 1u);
     rec.in_block += 1u;
@@ -180,6 +184,7 @@ fn rec_finish(customers: u32) -> RepResult {
     r.mean_sojourn = rec.wait.y / n;
     r.p_wait = f32(rec.waited) / n;
     r.max_wait = rec.max_wait;
+    r.max_sojourn = rec.max_sojourn;
     r.mean_service = rec.wait.z / n;
     r.mean_interarrival = rec.wait.w / n;
     r.customers = customers;

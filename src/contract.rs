@@ -126,6 +126,7 @@ pub struct RepResult {
     /// Fraction of customers who waited (wait > 0).
     pub p_wait: f32,
     pub max_wait: f32,
+    pub max_sojourn: f32,
     /// Sample mean of the service times drawn: a check on the samplers.
     pub mean_service: f32,
     /// Sample mean of the simulated queue's interarrival times.
@@ -207,7 +208,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<Law>(), 48);
         assert_eq!(std::mem::size_of::<PointParams>(), 2 * 48 + 12 * 4);
         assert_eq!(std::mem::size_of::<Tile>(), 16);
-        assert_eq!(std::mem::size_of::<RepResult>(), 32);
+        assert_eq!(std::mem::size_of::<RepResult>(), 36);
     }
 
     #[test]

@@ -518,14 +518,9 @@ impl Dist {
                 } else {
                     0.0
                 };
-                let (l_lo, u_lo) = self.partial(j, lo);
-                let (l_hi, u_hi) = self.partial(j, hi);
-                // Difference the smaller pair, so the error stays relative to the result.
-                let middle = if l_hi <= u_lo {
-                    l_hi - l_lo
-                } else {
-                    u_lo - u_hi
-                };
+                // E[X^j; X <= lo] <= lo^j F(lo) <= result, so differencing the
+                // lower partial moments errs by a few ulps of the result.
+                let middle = self.partial(j, hi).0 - self.partial(j, lo).0;
                 below + middle.max(0.0) + above
             }
         }
@@ -779,10 +774,11 @@ impl<'a> Args<'a> {
             }
             if role == Role::Arrival && !args.arrival_allows(key) {
                 if key == "min" || key == "max" {
-                    return Err(DistError(format!(
+                    return Err(DistError(
                         "arrival: min/max clamps are not supported for arrival laws \
                          (the arrival mean is set by lambda or rho)"
-                    )));
+                            .to_string(),
+                    ));
                 }
                 return Err(args.err(format!(
                     "{key}= is not allowed for arrival laws (the arrival mean is set by \
@@ -799,7 +795,7 @@ impl<'a> Args<'a> {
         if SCALE_KEYS.contains(&key) {
             return false;
         }
-        !(matches!(key, "min" | "max") && !min_max_is_support(self.law))
+        !matches!(key, "min" | "max") || min_max_is_support(self.law)
     }
 
     fn err(&self, msg: impl fmt::Display) -> DistError {
@@ -911,7 +907,7 @@ impl<'a> Args<'a> {
                 }
                 let (_, mean) = self.scale(&["mean"])?;
                 // Balanced means (Whitt 1982, "Approximating a point process by a
-                // renewal process, I", Management Science 28(8)): p1 = (1 + r)/2 with
+                // renewal process, I: two basic methods", Oper. Res. 30(1)): p1 = (1 + r)/2 with
                 // r = sqrt((scv-1)/(scv+1)), mean_i = mean / (2 p_i). The small
                 // probability p2 = (1 - r)/2 = 1/((scv+1)(1+r)) is formed without
                 // cancellation, and p1 = 1 - p2 so that 1 - p1 recovers it exactly.
@@ -1176,7 +1172,7 @@ fn bounded_pareto_moment(alpha: f64, lo: f64, hi: f64, j: i32) -> f64 {
 
 /// `(Phi(z), 1 - Phi(z))` of the standard normal, each with full relative
 /// accuracy: `Phi(z) = erfc(-z/sqrt 2)/2` and `erfc(y) = Q(1/2, y^2)` for
-/// `y >= 0` (Abramowitz & Stegun 6.5.17, 7.1.2).
+/// `y >= 0` (Abramowitz & Stegun, "Handbook of Mathematical Functions", 6.5 and 7.1).
 fn normal_cdf_pair(z: f64) -> (f64, f64) {
     let (p, q) = gamma_pq(0.5, z * z / 2.0);
     let tail = 0.5 * q;
@@ -1189,9 +1185,9 @@ fn normal_cdf_pair(z: f64) -> (f64, f64) {
 }
 
 /// `ln Gamma(x)` for `x > 0`: Lanczos approximation with `g = 7`, 9 terms
-/// (Lanczos 1964, SIAM J. Numer. Anal. B 1; coefficients as in Press et al.,
-/// "Numerical Recipes", and Toth's tables), relative error of `Gamma` about
-/// 1e-15; reflection `Gamma(x) Gamma(1-x) = pi / sin(pi x)` below 1/2.
+/// (Lanczos 1964, SIAM J. Numer. Anal. B 1; these widely reproduced
+/// coefficients are P. Godfrey's), relative error of `Gamma` about 1e-15;
+/// reflection `Gamma(x) Gamma(1-x) = pi / sin(pi x)` below 1/2.
 pub fn ln_gamma(x: f64) -> f64 {
     const G: f64 = 7.0;
     const C: [f64; 9] = [
@@ -1390,17 +1386,27 @@ mod tests {
         svc(&format!("empirical(file={}{extra})", path.display()))
     }
 
-    /// Composite Simpson rule with `n` (rounded up to even) intervals.
+    /// Composite Simpson rule with `n` (rounded up to even) intervals,
+    /// Kahan-summed so rounding stays far below the tolerances tested.
     fn simpson(f: &dyn Fn(f64) -> f64, a: f64, b: f64, n: usize) -> f64 {
         if b <= a {
             return 0.0;
         }
         let n = n + n % 2;
         let h = (b - a) / n as f64;
-        let mut s = f(a) + f(b);
-        for i in 1..n {
-            let w = if i % 2 == 1 { 4.0 } else { 2.0 };
-            s += w * f(a + i as f64 * h);
+        let (mut s, mut comp) = (0.0f64, 0.0f64);
+        for i in 0..=n {
+            let w = if i == 0 || i == n {
+                1.0
+            } else if i % 2 == 1 {
+                4.0
+            } else {
+                2.0
+            };
+            let y = w * f(a + i as f64 * h) - comp;
+            let t = s + y;
+            comp = (t - s) - y;
+            s = t;
         }
         s * h / 3.0
     }
@@ -1480,13 +1486,9 @@ mod tests {
                 scale.ln() + 800f64.ln() / shape,
             ),
             Shape::Pareto { alpha, lo, hi } => (
-                Box::new(move |x| {
-                    if x < lo || x > hi {
-                        0.0
-                    } else {
-                        alpha * (lo / x).powf(alpha) / (1.0 - (lo / hi).powf(alpha))
-                    }
-                }),
+                // Range [ln L, ln H] exactly: no bounds test, which would drop
+                // the endpoint when e^(ln H) rounds above H.
+                Box::new(move |x| alpha * (lo / x).powf(alpha) / (1.0 - (lo / hi).powf(alpha))),
                 lo.ln(),
                 hi.ln(),
             ),
@@ -1869,7 +1871,7 @@ mod tests {
         let mut all: Vec<&str> = exact.iter().map(|(_, m)| *m).collect();
         all.sort_unstable();
         all.dedup();
-        assert!(all.len() >= exact.len() - 3); // the three deliberate duplicates above
+        assert_eq!(all.len(), exact.len() - 2); // "exp"/"exp()" and ""/"   " share one
     }
 
     #[test]
@@ -2010,16 +2012,16 @@ mod tests {
         let Shape::Weibull { scale, .. } = d.shape else {
             panic!()
         };
-        close(scale, 0.110_917_892_910_083_040_9, 1e-14);
-        close(d.mean(), 0.263_971_574_559_670_464_4, 1e-12);
-        close(d.second_moment(), 0.504_388_566_908_970_745_5, 1e-12);
-        close(d.scv(), 6.238_538_820_436_465_064, 1e-12);
-        close(d.cdf(0.01), 0.281_505_527_812_509_596_1, 1e-13);
+        close(scale, 0.110_917_892_910_083_04, 1e-14);
+        close(d.mean(), 0.263_971_574_559_670_46, 1e-12);
+        close(d.second_moment(), 0.504_388_566_908_970_7, 1e-12);
+        close(d.scv(), 6.238_538_820_436_465, 1e-12);
+        close(d.cdf(0.01), 0.281_505_527_812_509_6, 1e-13);
         close(1.0 - d.cdf(29.999_999), 1.954_380_597_559_335_6e-6, 1e-6);
         // Unclamped: mean lambda Gamma(1 + 1/k), scv Gamma(1+2/k)/Gamma(1+1/k)^2 - 1.
         let u = svc("weibull(shape=0.46,median=0.05)");
-        close(u.mean(), 0.261_978_758_341_888_970_6, 1e-13);
-        close(u.scv(), 6.359_801_129_389_285_370, 1e-12);
+        close(u.mean(), 0.261_978_758_341_889, 1e-13);
+        close(u.scv(), 6.359_801_129_389_285, 1e-12);
         println!(
             "study weibull(shape=0.46,median=0.05,min=0.01,max=30): mean {:.15} E[X^2] {:.15} scv {:.15}",
             d.mean(),
@@ -2060,7 +2062,7 @@ mod tests {
                 let want = brute(&d, j);
                 let got = if j == 1 { d.mean() } else { d.second_moment() };
                 assert!(
-                    (got - want).abs() <= 1e-10 * want,
+                    (got - want).abs() <= 1e-12 * want,
                     "{text} E[X^{j}]: closed form {got:.17e}, brute force {want:.17e}"
                 );
             }
@@ -2131,7 +2133,7 @@ mod tests {
             }
         }
         let e = svc("weibull(shape=0.46,median=0.05,min=0.01,max=30)").with_mean(2.0);
-        let k = 2.0 / 0.263_971_574_559_670_464_4;
+        let k = 2.0 / 0.263_971_574_559_670_46;
         close(e.clamps().0, 0.01 * k, 1e-12);
         close(e.clamps().1, 30.0 * k, 1e-12);
     }
@@ -2156,7 +2158,14 @@ mod tests {
             let d = svc(text);
             for p in [1e-9, 1e-4, 0.01, 0.3, 0.5, 0.77, 0.99, 1.0 - 1e-6] {
                 let x = d.quantile(p);
-                close(d.cdf(x), p, 1e-9);
+                // Relative 1e-9, plus the rounding of x itself where the
+                // support starts above 0 (pareto, uniform, empirical at p -> 0).
+                let tol = 1e-9 * p + 1e-15;
+                assert!(
+                    (d.cdf(x) - p).abs() <= tol,
+                    "{text}: cdf(quantile({p})) = {}",
+                    d.cdf(x)
+                );
                 close(d.quantile(d.cdf(x)), x, 1e-9);
             }
         }
@@ -2201,15 +2210,15 @@ mod tests {
         close(gamma_fn(0.01), 99.432_585_119_150_6, 1e-13);
         close(ln_gamma(100.0), 359.134_205_369_575_4, 1e-15);
         // P(1, x) = 1 - e^-x; P(2, x) = 1 - e^-x (1 + x).
-        for x in [1e-8, 0.3, 1.0, 2.5, 40.0] {
+        for x in [1e-8f64, 0.3, 1.0, 2.5, 40.0] {
             let (p, q) = gamma_pq(1.0, x);
-            close(p, -(-x as f64).exp_m1(), 1e-14);
+            close(p, -(-x).exp_m1(), 1e-14);
             close(q, (-x).exp(), 1e-14);
             close(gamma_pq(2.0, x).1, (-x).exp() * (1.0 + x), 1e-14);
         }
         // Q(k, x) = Poisson(x) CDF at k - 1, both branches.
-        for x in [5.0, 20.0] {
-            let mut term = (-x as f64).exp();
+        for x in [5.0f64, 20.0] {
+            let mut term = (-x).exp();
             let mut sum = term;
             for i in 1..10 {
                 term *= x / f64::from(i);

@@ -4,8 +4,20 @@
 //! [`contract::PointParams`] and tiles → an `engine` (CPU or GPU) → `stats`
 //! → `output` (CSV row per point, beside `analytic` baselines).
 
+pub mod analytic;
+pub mod backend;
 pub mod contract;
 pub mod engine;
 pub mod rng;
 pub mod routing;
 pub mod sampling;
+pub mod stats;
+pub mod dist;
+pub mod output;
+pub mod spec;
+pub mod sweep;
+
+/// Bad input from the user: reported as one line, exit code 2.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);

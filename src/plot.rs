@@ -232,10 +232,13 @@ fn load(csv_path: &Path, opts: &PlotOptions) -> Result<Loaded, PlotError> {
             message: "no y column given".to_string(),
         });
     }
+    let data = std::fs::read(csv_path).map_err(|e| PlotError::Io {
+        file: file.clone(),
+        cause: e,
+    })?;
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
-        .from_path(csv_path)
-        .map_err(|e| csv_error(&file, e))?;
+        .from_reader(&data[..]);
     let headers: Vec<String> = reader
         .headers()
         .map_err(|e| csv_error(&file, e))?
@@ -289,7 +292,10 @@ fn load(csv_path: &Path, opts: &PlotOptions) -> Result<Loaded, PlotError> {
 
     for (i, rec) in reader.records().enumerate() {
         let rec = rec.map_err(|e| csv_error(&file, e))?;
-        let line = rec.position().map(|p| p.line()).unwrap_or(i as u64 + 2);
+        let line = rec
+            .position()
+            .map(|p| line_at(&data, p.byte()))
+            .unwrap_or(i as u64 + 2);
         let cell = |c: usize| rec.get(c).unwrap_or("");
         let number = |c: usize| -> Result<Option<f64>, PlotError> {
             let s = cell(c);
@@ -399,11 +405,16 @@ fn load(csv_path: &Path, opts: &PlotOptions) -> Result<Loaded, PlotError> {
     }
     for (k, y) in ys.iter().enumerate() {
         if missing_y[k] > 0 && missing_y[k] < rows.len() {
-            notes.push(format!("{} row(s) without a value in '{y}' left out of its panel", missing_y[k]));
+            notes.push(format!(
+                "{} row(s) without a value in '{y}' left out of its panel",
+                missing_y[k]
+            ));
         }
     }
     if non_finite > 0 {
-        notes.push(format!("{non_finite} non-finite cell(s) (inf/NaN) treated as no value"));
+        notes.push(format!(
+            "{non_finite} non-finite cell(s) (inf/NaN) treated as no value"
+        ));
     }
 
     // Legend / facet order: numeric when every value is a number, else first appearance.
@@ -413,7 +424,10 @@ fn load(csv_path: &Path, opts: &PlotOptions) -> Result<Loaded, PlotError> {
     for (rank, &g) in group_order.iter().enumerate() {
         group_rank[g] = rank;
     }
-    let groups: Vec<String> = group_order.iter().map(|&g| group_names[g].clone()).collect();
+    let groups: Vec<String> = group_order
+        .iter()
+        .map(|&g| group_names[g].clone())
+        .collect();
 
     let x_label = axis_label(&headers[x_col], opts.time_unit.as_deref());
     let y_labels: Vec<String> = ys
@@ -435,7 +449,14 @@ fn load(csv_path: &Path, opts: &PlotOptions) -> Result<Loaded, PlotError> {
                 }
                 None => (y.clone(), None),
             };
-            panels.push((f, PanelInfo { name, title, y_index: k }));
+            panels.push((
+                f,
+                PanelInfo {
+                    name,
+                    title,
+                    y_index: k,
+                },
+            ));
         }
     }
     let (n_rows, n_cols) = if facet_col.is_some() {
@@ -579,22 +600,20 @@ fn load(csv_path: &Path, opts: &PlotOptions) -> Result<Loaded, PlotError> {
 }
 
 fn csv_error(file: &str, e: csv::Error) -> PlotError {
-    match e.kind() {
-        csv::ErrorKind::Io(_) => {
-            if let csv::ErrorKind::Io(io) = e.into_kind() {
-                PlotError::Io {
-                    file: file.to_string(),
-                    cause: io,
-                }
-            } else {
-                unreachable!()
-            }
-        }
-        _ => PlotError::Csv {
-            file: file.to_string(),
-            message: e.to_string(),
-        },
+    PlotError::Csv {
+        file: file.to_string(),
+        message: e.to_string(),
     }
+}
+
+/// 1-based line number of the record starting at `byte` (the csv crate's own line
+/// count is one short for CRLF files).
+fn line_at(data: &[u8], byte: u64) -> u64 {
+    let mut b = (byte as usize).min(data.len());
+    while b < data.len() && (data[b] == b'\r' || data[b] == b'\n') {
+        b += 1;
+    }
+    1 + data[..b].iter().filter(|&&c| c == b'\n').count() as u64
 }
 
 fn no_column(file: &str, name: &str, headers: &[String]) -> PlotError {
@@ -828,13 +847,14 @@ fn linear_ticks(lo: f64, hi: f64, target: usize, integer: bool) -> Ticks {
     let raw = (hi - lo) / target.max(1) as f64;
     let e = raw.log10().floor();
     let f = raw / 10f64.powf(e);
-    let m = if f <= 1.0 {
+    // Nearest nice mantissa (the tick count may end up a little above `target`).
+    let m = if f < 1.5 {
         1.0
-    } else if f <= 2.0 {
+    } else if f < 2.25 {
         2.0
-    } else if f <= 2.5 && !(integer && e == 0.0) {
+    } else if f < 3.5 && !(integer && e == 0.0) {
         2.5
-    } else if f <= 5.0 {
+    } else if f < 7.5 {
         5.0
     } else {
         10.0
@@ -916,7 +936,11 @@ fn log_ticks(lo: f64, hi: f64, target: usize) -> Ticks {
     let is_major = |t: f64| major.iter().any(|(mt, _, _)| (mt - t).abs() < 1e-9);
     let mut minor = Vec::new();
     if every > 1 {
-        minor = decades.iter().map(|d| d.0).filter(|&t| !is_major(t)).collect();
+        minor = decades
+            .iter()
+            .map(|d| d.0)
+            .filter(|&t| !is_major(t))
+            .collect();
     } else if hi - lo <= 8.0 {
         minor = set(&[1, 2, 3, 4, 5, 6, 7, 8, 9], 1)
             .into_iter()
@@ -1011,6 +1035,8 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(0, 0, 0),
     RGBColor(136, 34, 85),
 ];
+/// Marker "radius" in logical pixels.
+const MARKER_R: f64 = 4.2;
 const META_GREY: RGBColor = RGBColor(80, 80, 80);
 const TEXT: RGBColor = RGBColor(20, 20, 20);
 
@@ -1122,7 +1148,8 @@ fn plot_with_stats(
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
-            stats = render(&root, &loaded, opts, &Geom { s: 1.0 }).map_err(|e| draw_err(e.to_string()))?;
+            stats = render(&root, &loaded, opts, &Geom { s: 1.0 })
+                .map_err(|e| draw_err(e.to_string()))?;
             root.present().map_err(|e| draw_err(e.to_string()))?;
         }
         std::fs::write(out, svg).map_err(|e| PlotError::Io {
@@ -1135,7 +1162,8 @@ fn plot_with_stats(
         let mut buf = vec![0u8; pw as usize * ph as usize * 3];
         {
             let root = BitMapBackend::with_buffer(&mut buf, (pw, ph)).into_drawing_area();
-            stats = render(&root, &loaded, opts, &Geom { s }).map_err(|e| draw_err(e.to_string()))?;
+            stats =
+                render(&root, &loaded, opts, &Geom { s }).map_err(|e| draw_err(e.to_string()))?;
             root.present().map_err(|e| draw_err(e.to_string()))?;
         }
         write_png(out, &buf, pw, ph, s).map_err(|e| match e {
@@ -1149,7 +1177,13 @@ fn plot_with_stats(
     Ok((loaded.summary, stats))
 }
 
-fn write_png(path: &Path, rgb: &[u8], w: u32, h: u32, scale: f64) -> Result<(), png::EncodingError> {
+fn write_png(
+    path: &Path,
+    rgb: &[u8],
+    w: u32,
+    h: u32,
+    scale: f64,
+) -> Result<(), png::EncodingError> {
     let file = std::fs::File::create(path)?;
     let mut enc = png::Encoder::new(std::io::BufWriter::new(file), w, h);
     enc.set_color(png::ColorType::Rgb);
@@ -1216,7 +1250,11 @@ fn render<DB: DrawingBackend>(
     }
 
     // ---- legend (bottom strip, shared by all panels) ----
-    let any_ci = l.summary.series.iter().any(|s| s.points.iter().any(|p| p.2.is_some()));
+    let any_ci = l
+        .summary
+        .series
+        .iter()
+        .any(|s| s.points.iter().any(|p| p.2.is_some()));
     let any_analytic = l.summary.series.iter().any(|s| s.dashed);
     let any_unstable = l.meta.iter().any(|m| m.stable.iter().any(|s| !s));
     let mut entries: Vec<(LegendKind, String)> = Vec::new();
@@ -1257,7 +1295,11 @@ fn render<DB: DrawingBackend>(
     for (i, (_, label)) in entries.iter().enumerate() {
         let ew = sample_w + gap + text_size(root, label, &legend_font).0;
         let cur = row_w.len() - 1;
-        let need = if rows_layout[cur].is_empty() { ew } else { ew + spacing };
+        let need = if rows_layout[cur].is_empty() {
+            ew
+        } else {
+            ew + spacing
+        };
         if row_w[cur] + need > avail && !rows_layout[cur].is_empty() {
             rows_layout.push(vec![(i, ew)]);
             row_w.push(ew);
@@ -1288,7 +1330,10 @@ fn render<DB: DrawingBackend>(
                     x += spacing;
                 }
                 let (kind, label) = &entries[i];
-                let (ox, oy) = (legend_area.get_base_pixel().0, legend_area.get_base_pixel().1);
+                let (ox, oy) = (
+                    legend_area.get_base_pixel().0,
+                    legend_area.get_base_pixel().1,
+                );
                 let (sx0, sx1, sy) = (ox + x, ox + x + sample_w, oy + cy);
                 let mid = (sx0 + sx1) / 2;
                 match kind {
@@ -1309,13 +1354,25 @@ fn render<DB: DrawingBackend>(
                         ))?;
                     }
                     LegendKind::Ci => {
-                        draw_error_bar(root, g, mid, sy - g.px(8.0), sy + g.px(8.0), META_GREY, true, true)?;
+                        draw_error_bar(
+                            root,
+                            g,
+                            mid,
+                            sy - g.px(8.0),
+                            sy + g.px(8.0),
+                            META_GREY,
+                            true,
+                            true,
+                        )?;
                         draw_marker(root, g, (mid, sy), Shape::Circle, META_GREY, true)?;
                     }
                     LegendKind::Zero => {
                         draw_marker(root, g, (mid, sy + g.px(5.0)), Shape::Down, META_GREY, true)?;
                         root.draw(&PathElement::new(
-                            vec![(sx0 + g.px(4.0), sy + g.px(6.0)), (sx1 - g.px(4.0), sy + g.px(6.0))],
+                            vec![
+                                (sx0 + g.px(4.0), sy + g.px(6.0)),
+                                (sx1 - g.px(4.0), sy + g.px(6.0)),
+                            ],
                             META_GREY.stroke_width(g.w(1.0)),
                         ))?;
                     }
@@ -1345,18 +1402,16 @@ fn render<DB: DrawingBackend>(
         .flat_map(|s| s.points.iter().map(|p| p.0))
         .collect();
     let (x0, x1) = {
-        let (lo, hi) = axis_limits(&xs, xscale, false);
-        if xscale.log {
-            (lo, hi)
+        // Data range plus 4 % on both sides so that end markers are not cut.
+        let (a, b) = (
+            xscale.fwd(l.summary.x_range.0),
+            xscale.fwd(l.summary.x_range.1),
+        );
+        if b > a {
+            (a - 0.04 * (b - a), b + 0.04 * (b - a))
         } else {
-            // symmetric 4% padding so end markers are not cut
-            let (a, b) = (
-                xs.iter().cloned().fold(f64::INFINITY, f64::min),
-                xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
-            );
-            let span = if b > a { b - a } else { a.abs().max(1.0) };
-            let _ = (lo, hi);
-            (a - 0.04 * span, b + 0.04 * span)
+            let half = if xscale.log { 0.15 } else { (a.abs() * 0.1).max(0.5) };
+            (a - half, a + half)
         }
     };
     let mut distinct_x: Vec<f64> = xs.clone();
@@ -1396,7 +1451,11 @@ fn render<DB: DrawingBackend>(
         let data_lo = y0;
 
         // Tick density from the available pixels.
-        let caption_h = if info.title.is_some() { g.px(30.0) } else { g.px(12.0) };
+        let caption_h = if info.title.is_some() {
+            g.px(30.0)
+        } else {
+            g.px(12.0)
+        };
         let tick_len = g.px(5.0);
         let label_dist = tick_len * 2;
         let (_, desc_h) = text_size(root, "Mg", &desc_font);
@@ -1494,7 +1553,9 @@ fn render<DB: DrawingBackend>(
         if members.is_empty() {
             root.draw_text(
                 "no data",
-                &g.font(16.0).color(&META_GREY).pos(Pos::new(HPos::Center, VPos::Center)),
+                &g.font(16.0)
+                    .color(&META_GREY)
+                    .pos(Pos::new(HPos::Center, VPos::Center)),
                 ((prx.start + prx.end) / 2, (pry.start + pry.end) / 2),
             )?;
             continue;
@@ -1509,6 +1570,8 @@ fn render<DB: DrawingBackend>(
         };
         let x_px = |x: f64| chart.backend_coord(&(xscale.fwd(x), y0)).0;
 
+        // Zero values on the log axis, drawn last (see below).
+        let mut clamps: Vec<Clamp> = Vec::new();
         // Analytic first (underneath), then measured series.
         let mut order: Vec<usize> = members.clone();
         order.sort_by_key(|&i| !l.summary.series[i].dashed);
@@ -1538,11 +1601,14 @@ fn render<DB: DrawingBackend>(
                 }
             }
             if s.dashed {
-                // Analytic zeros: small hollow ▼ on the bottom edge.
                 for &(x, y, _) in &s.points {
                     if yscale.log && y <= 0.0 {
-                        draw_marker(root, g, (x_px(x), bottom), Shape::Down, color, false)?;
-                        stats.clamped_markers += 1;
+                        clamps.push(Clamp {
+                            x: x_px(x),
+                            group: m.group,
+                            filled: false,
+                            analytic: true,
+                        });
                     }
                 }
                 continue;
@@ -1553,11 +1619,18 @@ fn render<DB: DrawingBackend>(
                 if c <= 0.0 || (yscale.log && y <= 0.0) {
                     continue;
                 }
-                let top = chart.backend_coord(&(xscale.fwd(x), yscale.fwd(y + c).min(y1))).1;
+                let top = chart
+                    .backend_coord(&(xscale.fwd(x), yscale.fwd(y + c).min(y1)))
+                    .1;
                 let (low, capped) = if yscale.log && y - c <= 0.0 {
                     (bottom, false)
                 } else {
-                    (chart.backend_coord(&(xscale.fwd(x), yscale.fwd(y - c).max(y0))).1, true)
+                    (
+                        chart
+                            .backend_coord(&(xscale.fwd(x), yscale.fwd(y - c).max(y0)))
+                            .1,
+                        true,
+                    )
                 };
                 draw_error_bar(root, g, x_px(x), top, low, color, true, capped)?;
                 stats.ci_bars += 1;
@@ -1569,18 +1642,70 @@ fn render<DB: DrawingBackend>(
                         draw_marker(root, g, pt, group_shape(m.group), color, stable)?;
                         stats.markers += 1;
                     }
-                    None => {
-                        draw_marker(root, g, (x_px(x), bottom), Shape::Down, color, stable)?;
-                        stats.clamped_markers += 1;
-                    }
+                    None => clamps.push(Clamp {
+                        x: x_px(x),
+                        group: m.group,
+                        filled: stable,
+                        analytic: false,
+                    }),
                 }
                 if !stable {
                     stats.hollow_markers += 1;
                 }
             }
         }
+        stats.clamped_markers += clamps.len();
+        draw_clamped(root, g, &clamps, bottom, (prx.start, prx.end))?;
     }
     Ok(stats)
+}
+
+/// A value ≤ 0 on a log y axis, to be drawn as ▼ on the bottom edge.
+struct Clamp {
+    x: i32,
+    group: usize,
+    filled: bool,
+    analytic: bool,
+}
+
+/// Draw the ▼ markers of zero values side by side (dodged) where several series
+/// have one at the same x; an analytic zero is hollow and omitted where the
+/// measured series of the same group is zero there too.
+fn draw_clamped<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    g: &Geom,
+    clamps: &[Clamp],
+    bottom: i32,
+    (left, right): (i32, i32),
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let shown: Vec<&Clamp> = clamps
+        .iter()
+        .filter(|c| {
+            !c.analytic
+                || !clamps
+                    .iter()
+                    .any(|d| !d.analytic && d.group == c.group && d.x == c.x)
+        })
+        .collect();
+    let mut xs: Vec<i32> = shown.iter().map(|c| c.x).collect();
+    xs.sort_unstable();
+    xs.dedup();
+    let step = 2.5 * MARKER_R * g.s;
+    for x in xs {
+        let mut here: Vec<&Clamp> = shown.iter().copied().filter(|c| c.x == x).collect();
+        here.sort_by_key(|c| (c.group, c.analytic));
+        let n = here.len() as f64;
+        // Keep the whole row inside the frame.
+        let half = (n - 1.0) / 2.0 * step + 1.3 * MARKER_R * g.s;
+        let centre = (x as f64)
+            .max(left as f64 + half)
+            .min(right as f64 - half);
+        for (j, c) in here.iter().enumerate() {
+            let px = (centre + (j as f64 - (n - 1.0) / 2.0) * step).round() as i32;
+            draw_marker(root, g, (px, bottom), Shape::Down, group_color(c.group), c.filled)?;
+        }
+    }
+    Ok(())
 }
 
 /// A linear axis in drawing coordinates with exactly the given ticks
@@ -1737,10 +1862,16 @@ fn draw_error_bar<DB: DrawingBackend>(
     let cap = g.px(3.5);
     root.draw(&PathElement::new(vec![(x, top), (x, low)], style))?;
     if cap_top {
-        root.draw(&PathElement::new(vec![(x - cap, top), (x + cap, top)], style))?;
+        root.draw(&PathElement::new(
+            vec![(x - cap, top), (x + cap, top)],
+            style,
+        ))?;
     }
     if cap_low {
-        root.draw(&PathElement::new(vec![(x - cap, low), (x + cap, low)], style))?;
+        root.draw(&PathElement::new(
+            vec![(x - cap, low), (x + cap, low)],
+            style,
+        ))?;
     }
     Ok(())
 }
@@ -1753,7 +1884,7 @@ fn draw_marker<DB: DrawingBackend>(
     color: RGBColor,
     filled: bool,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let r = 4.2 * g.s;
+    let r = MARKER_R * g.s;
     let (xf, yf) = (x as f64, y as f64);
     let poly = |pts: &[(f64, f64)]| -> Vec<(i32, i32)> {
         pts.iter()
@@ -1794,7 +1925,8 @@ fn draw_marker<DB: DrawingBackend>(
         Shape::Pentagon => {
             let v: Vec<(f64, f64)> = (0..5)
                 .map(|i| {
-                    let a = -std::f64::consts::FRAC_PI_2 + i as f64 * 2.0 * std::f64::consts::PI / 5.0;
+                    let a =
+                        -std::f64::consts::FRAC_PI_2 + i as f64 * 2.0 * std::f64::consts::PI / 5.0;
                     (1.1 * a.cos(), 1.1 * a.sin())
                 })
                 .collect();
@@ -1812,4 +1944,491 @@ fn draw_marker<DB: DrawingBackend>(
     closed.push(closed[0]);
     root.draw(&PathElement::new(closed, outline))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    const HEADER: &str = "point,routing,servers,rho,stable,mean_wait,mean_wait_ci95,p99_wait,p99_wait_ci95,analytic_mean_wait,analytic_p99_wait";
+
+    /// Two routings × three servers, rows deliberately not sorted by servers.
+    const SMALL: &str = "\
+0,random,32,0.9,true,1.5,0.1,7.0,0.4,1.45,6.9
+1,central,16,0.9,true,0.2,0.01,1.1,0.05,0.21,1.0
+2,random,8,0.9,true,3.0,0.2,14.0,0.8,3.1,13.8
+3,random,16,0.9,true,2.0,0.1,9.0,0.5,,
+4,central,8,0.9,true,0.5,0.02,2.5,0.1,0.52,2.4
+5,central,32,0.9,true,0.1,0.005,0,0,0.09,0
+";
+
+    fn write_csv(dir: &Path, name: &str, header: &str, body: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, format!("{header}\n{body}")).unwrap();
+        p
+    }
+
+    fn find<'a>(s: &'a PlotSummary, panel: &str, label: &str) -> &'a Series {
+        s.series
+            .iter()
+            .find(|x| x.panel == panel && x.label == label)
+            .unwrap_or_else(|| panic!("no series {label} in {panel}: {:?}", s.series))
+    }
+
+    #[test]
+    fn groups_series_by_routing_sorted_by_x() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = write_csv(dir.path(), "results.csv", HEADER, SMALL);
+        let opts = PlotOptions {
+            log_y: false,
+            ..Default::default()
+        };
+        let s = load_series(&csv, &opts).unwrap();
+        // 2 panels (mean_wait, p99_wait) × 2 routings, no analytic without the option.
+        assert_eq!(s.series.len(), 4);
+        assert!(s.series.iter().all(|x| !x.dashed));
+        let labels: Vec<(&str, &str)> = s
+            .series
+            .iter()
+            .map(|x| (x.panel.as_str(), x.label.as_str()))
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                ("mean_wait", "random"),
+                ("mean_wait", "central"),
+                ("p99_wait", "random"),
+                ("p99_wait", "central")
+            ]
+        );
+        let r = find(&s, "mean_wait", "random");
+        assert_eq!(
+            r.points,
+            vec![
+                (8.0, 3.0, Some(0.2)),
+                (16.0, 2.0, Some(0.1)),
+                (32.0, 1.5, Some(0.1))
+            ]
+        );
+        assert_eq!(s.x_range, (8.0, 32.0));
+        assert_eq!(
+            s.y_ranges,
+            vec![
+                ("mean_wait".to_string(), 0.1, 3.0),
+                ("p99_wait".to_string(), 0.0, 14.0)
+            ]
+        );
+        assert_eq!(s.x_label, "servers");
+        assert_eq!(
+            s.y_labels,
+            ["mean wait (time units)", "p99 wait (time units)"]
+        );
+        assert_eq!(s.dropped_zero, 0, "linear axis: zeros are drawable");
+
+        let with_unit = PlotOptions {
+            time_unit: Some("s".into()),
+            ..Default::default()
+        };
+        let s = load_series(&csv, &with_unit).unwrap();
+        assert_eq!(s.y_labels, ["mean wait (s)", "p99 wait (s)"]);
+    }
+
+    #[test]
+    fn analytic_series_are_dashed_and_skip_empty_cells() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = write_csv(dir.path(), "results.csv", HEADER, SMALL);
+        let opts = PlotOptions {
+            analytic: true,
+            y: vec!["mean_wait".into(), "p50_wait".into()],
+            ..Default::default()
+        };
+        // p50_wait is not in this CSV.
+        let err = load_series(&csv, &opts).unwrap_err().to_string();
+        assert!(err.contains("no column 'p50_wait'"), "{err}");
+
+        let opts = PlotOptions {
+            analytic: true,
+            ..Default::default()
+        };
+        let s = load_series(&csv, &opts).unwrap();
+        assert_eq!(s.series.len(), 8);
+        let a = find(&s, "mean_wait", "random (analytic)");
+        assert!(a.dashed);
+        // The row with empty analytic cells (servers=16) has no analytic point.
+        assert_eq!(a.points, vec![(8.0, 3.1, None), (32.0, 1.45, None)]);
+        // p99 analytic zero for central at 32 plus measured p99 zero: both counted.
+        assert_eq!(s.dropped_zero, 2);
+    }
+
+    #[test]
+    fn facets_make_one_panel_per_value_and_y() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = "routing,servers,service,mean_wait";
+        let body = "random,8,exp,1\nrandom,16,exp,0.5\nrandom,8,det,0.6\nrandom,16,det,0.3\njsq,8,det,0.1\n";
+        let csv = write_csv(dir.path(), "f.csv", header, body);
+        let opts = PlotOptions {
+            y: vec!["mean_wait".into()],
+            facet: Some("service".into()),
+            ..Default::default()
+        };
+        let s = load_series(&csv, &opts).unwrap();
+        let panels: Vec<&str> = s.y_ranges.iter().map(|p| p.0.as_str()).collect();
+        assert_eq!(
+            panels,
+            ["mean_wait | service=exp", "mean_wait | service=det"]
+        );
+        assert_eq!(s.series.len(), 3);
+        assert_eq!(
+            find(&s, "mean_wait | service=det", "jsq").points,
+            vec![(8.0, 0.1, None)]
+        );
+        // Without the facet the two services collide at the same x: reported.
+        let opts = PlotOptions {
+            y: vec!["mean_wait".into()],
+            ..Default::default()
+        };
+        let s = load_series(&csv, &opts).unwrap();
+        assert!(
+            s.notes
+                .iter()
+                .any(|n| n.contains("repeated x") && n.contains("service")),
+            "{:?}",
+            s.notes
+        );
+    }
+
+    #[test]
+    fn svg_has_legend_labels_error_bars_and_analytic_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = write_csv(dir.path(), "results.csv", HEADER, SMALL);
+        let out = dir.path().join("fig.svg");
+        let opts = PlotOptions {
+            analytic: true,
+            title: Some("Routing <study> & more".into()),
+            ..Default::default()
+        };
+        let (summary, stats) = plot_with_stats(&csv, &out, &opts).unwrap();
+        let svg = std::fs::read_to_string(&out).unwrap();
+        assert!(svg.starts_with("<svg"), "{}", &svg[..50]);
+        assert!(svg.trim_end().ends_with("</svg>"));
+        for text in [
+            "routing:",
+            "random",
+            "central",
+            "analytic",
+            "95% CI",
+            "servers",
+            "mean wait (time units)",
+            "p99 wait (time units)",
+            "y = 0 (off log axis)",
+        ] {
+            assert!(svg.contains(text), "SVG lacks {text:?}");
+        }
+        assert!(
+            svg.contains("Routing &lt;study&gt; &amp; more"),
+            "title escaped"
+        );
+        // Every measured point with a positive CI on the log axis gets an error bar:
+        // 12 points, minus the p99 zero at central/32 (not drawable) = 11.
+        assert_eq!(stats.ci_bars, 11);
+        assert_eq!(stats.clamped_markers, summary.dropped_zero);
+        assert!(stats.dashed_segments >= 3);
+        assert_eq!(stats.markers, 11);
+        assert_eq!(summary.dropped_zero, 2);
+    }
+
+    #[test]
+    fn no_error_bars_without_ci_columns() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = write_csv(
+            dir.path(),
+            "noci.csv",
+            "routing,servers,mean_wait,p99_wait",
+            "a,1,1,2\na,2,0.5,1\nb,1,2,3\nb,2,1,2\n",
+        );
+        let out = dir.path().join("noci.svg");
+        let (s, stats) = plot_with_stats(&csv, &out, &PlotOptions::default()).unwrap();
+        assert!(s
+            .series
+            .iter()
+            .all(|x| x.points.iter().all(|p| p.2.is_none())));
+        assert_eq!(stats.ci_bars, 0);
+        assert_eq!(stats.markers, 8);
+        let svg = std::fs::read_to_string(&out).unwrap();
+        assert!(!svg.contains("95% CI"));
+    }
+
+    #[test]
+    fn png_is_written_and_decodes() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = write_csv(dir.path(), "results.csv", HEADER, SMALL);
+        let out = dir.path().join("fig.PNG");
+        let opts = PlotOptions {
+            width: 640,
+            height: 400,
+            ..Default::default()
+        };
+        plot_csv(&csv, &out, &opts).unwrap();
+        let bytes = std::fs::read(&out).unwrap();
+        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+        assert!(
+            bytes.len() > 10_000,
+            "suspiciously small PNG: {} bytes",
+            bytes.len()
+        );
+        let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
+            .read_info()
+            .unwrap();
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        // Rendered at 2× the logical size.
+        assert_eq!((info.width, info.height), (1280, 800));
+        // Not blank: a good share of non-white pixels, and some in a series colour.
+        let px: Vec<&[u8]> = buf.chunks(3).collect();
+        let non_white = px.iter().filter(|p| p != &&[255, 255, 255]).count();
+        assert!(non_white > px.len() / 50, "{non_white} non-white pixels");
+        assert!(
+            px.iter().any(|p| p == &[0, 114, 178]),
+            "no pixel in the first series colour"
+        );
+    }
+
+    #[test]
+    fn zero_on_log_axis_is_counted_not_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = write_csv(
+            dir.path(),
+            "z.csv",
+            "routing,servers,p99_wait",
+            "central,8,1.5\ncentral,16,0\ncentral,32,0\nrandom,8,4\nrandom,16,2\nrandom,32,1\n",
+        );
+        let log = PlotOptions {
+            y: vec!["p99_wait".into()],
+            ..Default::default()
+        };
+        let s = load_series(&csv, &log).unwrap();
+        assert_eq!(s.dropped_zero, 2);
+        // The points are still in the series, with their true value.
+        assert_eq!(
+            find(&s, "p99_wait", "central").points,
+            vec![(8.0, 1.5, None), (16.0, 0.0, None), (32.0, 0.0, None)]
+        );
+        assert!(s.notes.iter().any(|n| n.contains("y = 0")), "{:?}", s.notes);
+        let out = dir.path().join("z.svg");
+        let (_, stats) = plot_with_stats(&csv, &out, &log).unwrap();
+        assert_eq!(stats.clamped_markers, 2);
+        assert_eq!(stats.markers, 4);
+        assert!(std::fs::read_to_string(&out)
+            .unwrap()
+            .contains("y = 0 (off log axis)"));
+
+        let lin = PlotOptions {
+            log_y: false,
+            ..log
+        };
+        assert_eq!(load_series(&csv, &lin).unwrap().dropped_zero, 0);
+        let (_, stats) = plot_with_stats(&csv, &out, &lin).unwrap();
+        assert_eq!((stats.clamped_markers, stats.markers), (0, 6));
+    }
+
+    #[test]
+    fn unstable_rows_are_drawn_hollow_and_noted() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = write_csv(
+            dir.path(),
+            "u.csv",
+            "routing,servers,stable,mean_wait",
+            "random,50,false,900\nrandom,51,true,16\nrandom,52,true,8\n",
+        );
+        let opts = PlotOptions {
+            y: vec!["mean_wait".into()],
+            ..Default::default()
+        };
+        let out = dir.path().join("u.svg");
+        let (s, stats) = plot_with_stats(&csv, &out, &opts).unwrap();
+        assert_eq!(s.series[0].points.len(), 3);
+        assert_eq!(stats.hollow_markers, 1);
+        assert!(s.notes.iter().any(|n| n.contains("stable=false")));
+        assert!(std::fs::read_to_string(&out).unwrap().contains("unstable"));
+    }
+
+    #[test]
+    fn non_number_in_x_names_file_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = write_csv(
+            dir.path(),
+            "results.csv",
+            "routing,servers,mean_wait,p99_wait",
+            "a,1,1,2\na,2,1,2\na,3,1,2\na,4,1,2\na,5,1,2\nb,abc,1,2\n",
+        );
+        let err = load_series(&csv, &PlotOptions::default()).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            matches!(err, PlotError::NotANumber { line: 7, .. }),
+            "{err:?}"
+        );
+        assert!(
+            msg.ends_with("results.csv line 7: column 'servers' is not a number: 'abc'"),
+            "{msg}"
+        );
+        assert!(!msg.contains('\n'));
+    }
+
+    #[test]
+    fn non_number_in_y_is_an_error_but_empty_is_no_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = write_csv(
+            dir.path(),
+            "r.csv",
+            "routing,servers,mean_wait,p99_wait",
+            "a,1,1,\na,2,,2\na,3,n/a,2\n",
+        );
+        let msg = load_series(&csv, &PlotOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("r.csv line 4: column 'mean_wait' is not a number: 'n/a'"),
+            "{msg}"
+        );
+        let csv = write_csv(
+            dir.path(),
+            "r2.csv",
+            "routing,servers,mean_wait,p99_wait",
+            "a,1,1,\na,2,,2\n",
+        );
+        let s = load_series(&csv, &PlotOptions::default()).unwrap();
+        assert_eq!(s.series[0].points, vec![(1.0, 1.0, None)]);
+        assert_eq!(s.series[1].points, vec![(2.0, 2.0, None)]);
+    }
+
+    #[test]
+    fn unknown_column_lists_columns_and_suggests() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = write_csv(dir.path(), "results.csv", HEADER, SMALL);
+        let opts = PlotOptions {
+            y: vec!["p99_wiat".into()],
+            ..Default::default()
+        };
+        let msg = load_series(&csv, &opts).unwrap_err().to_string();
+        assert!(
+            msg.contains("results.csv: no column 'p99_wiat' (columns: point, routing, servers"),
+            "{msg}"
+        );
+        assert!(msg.contains("did you mean 'p99_wait'?"), "{msg}");
+        let opts = PlotOptions {
+            by: "policy".into(),
+            ..Default::default()
+        };
+        let msg = load_series(&csv, &opts).unwrap_err().to_string();
+        assert!(msg.contains("no column 'policy'"), "{msg}");
+    }
+
+    #[test]
+    fn bad_output_extension_and_missing_input_are_clear() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = write_csv(dir.path(), "results.csv", HEADER, SMALL);
+        let out = dir.path().join("fig.pdf");
+        let msg = plot_csv(&csv, &out, &PlotOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("fig.pdf: unsupported output format '.pdf'"),
+            "{msg}"
+        );
+        assert!(!out.exists());
+        let msg = plot_csv(&csv, &dir.path().join("fig"), &PlotOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("'(none)'"), "{msg}");
+        let missing = dir.path().join("nope.csv");
+        let msg = load_series(&missing, &PlotOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("nope.csv: "), "{msg}");
+    }
+
+    #[test]
+    fn log_x_rejects_non_positive_x() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = write_csv(
+            dir.path(),
+            "l.csv",
+            "routing,servers,mean_wait",
+            "a,0,1\na,2,1\n",
+        );
+        let opts = PlotOptions {
+            log_x: true,
+            y: vec!["mean_wait".into()],
+            ..Default::default()
+        };
+        let msg = load_series(&csv, &opts).unwrap_err().to_string();
+        assert!(
+            msg.contains("l.csv: line 2: column 'servers' is 0"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn ragged_csv_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = write_csv(
+            dir.path(),
+            "bad.csv",
+            "routing,servers,mean_wait",
+            "a,1,1\na,2\n",
+        );
+        let msg = load_series(
+            &csv,
+            &PlotOptions {
+                y: vec!["mean_wait".into()],
+                ..Default::default()
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            msg.starts_with(&format!("{}: malformed CSV", csv.display())),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn tick_helpers() {
+        // Three decades: decade ticks with plain labels and 2..9 minor lines.
+        let t = log_ticks(-1.2, 2.1, 8);
+        let labels: Vec<&str> = t.major.iter().map(|m| m.1.as_str()).collect();
+        assert_eq!(labels, ["0.1", "1", "10", "100"]);
+        assert!(t.minor.len() > 20);
+        // Many decades: powers of ten everywhere, thinned to the target.
+        let t = log_ticks(-22.0, 3.0, 6);
+        assert!(t.major.len() <= 6);
+        assert!(
+            t.major.iter().all(|m| m.1.starts_with("10")),
+            "{:?}",
+            t.major
+        );
+        assert!(t.major.iter().any(|m| m.1 == "10⁰"));
+        // Less than a decade: 1-2-5 or 1..9.
+        let t = log_ticks(0.5f64.log10(), 30f64.log10(), 8);
+        let labels: Vec<&str> = t.major.iter().map(|m| m.1.as_str()).collect();
+        assert_eq!(labels, ["0.5", "1", "2", "5", "10", "20"]);
+        let t = linear_ticks(0.0, 3.2, 6, false);
+        let labels: Vec<&str> = t.major.iter().map(|m| m.1.as_str()).collect();
+        assert_eq!(labels, ["0", "0.5", "1.0", "1.5", "2.0", "2.5", "3.0"]);
+        let t = linear_ticks(-0.5, 130.0, 6, true);
+        let labels: Vec<&str> = t.major.iter().map(|m| m.1.as_str()).collect();
+        assert_eq!(labels, ["0", "20", "40", "60", "80", "100", "120"]);
+        assert_eq!(format_tick(3.8e7, 1e7), "3.8×10⁷");
+        assert_eq!(format_tick(-0.25, 0.25), "−0.25");
+    }
+
+    #[test]
+    fn options_default_matches_cli_defaults() {
+        let o = PlotOptions::default();
+        assert_eq!(o.x, "servers");
+        assert_eq!(o.y, ["mean_wait", "p99_wait"]);
+        assert_eq!(o.by, "routing");
+        assert!(o.log_y && !o.log_x && !o.analytic && o.facet.is_none());
+    }
 }

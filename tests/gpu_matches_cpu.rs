@@ -102,6 +102,7 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
                 (c.mean_service, g.mean_service),
                 (c.mean_interarrival, g.mean_interarrival),
                 (c.max_wait, g.max_wait),
+                (c.max_sojourn, g.max_sojourn),
             ] {
                 worst = worst.max((a - b).abs() / a.abs().max(b.abs()).max(1e-3));
                 assert!(close(a, b, 1e-4), "{what}");

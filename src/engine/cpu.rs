@@ -32,6 +32,7 @@ struct Recorder<'h> {
     in_block: u32,
     waited: u32,
     max_wait: f32,
+    max_sojourn: f32,
 }
 
 /// Kahan–Babuška-free classic Kahan summation (Kahan 1965), in f32 as on the GPU.
@@ -64,6 +65,7 @@ impl<'h> Recorder<'h> {
             in_block: 0,
             waited: 0,
             max_wait: 0.0,
+            max_sojourn: 0.0,
         }
     }
 
@@ -76,6 +78,7 @@ impl<'h> Recorder<'h> {
         self.block[3] += interarrival;
         self.waited += u32::from(wait > 0.0);
         self.max_wait = self.max_wait.max(wait);
+        self.max_sojourn = self.max_sojourn.max(sojourn);
         self.hist[hist_bin(wait * self.inv_scale) as usize] += 1;
         self.hist[(HIST_BINS + hist_bin(sojourn * self.inv_scale)) as usize] += 1;
         self.in_block += 1;
@@ -102,6 +105,7 @@ impl<'h> Recorder<'h> {
             mean_sojourn: self.sojourn.sum / n,
             p_wait: self.waited as f32 / n,
             max_wait: self.max_wait,
+            max_sojourn: self.max_sojourn,
             mean_service: self.service.sum / n,
             mean_interarrival: self.interarrival.sum / n,
             customers,

@@ -255,7 +255,8 @@ impl Engine for GpuEngine {
         let tiles_buf = storage("tiles", bytemuck::cast_slice(&tiles));
         let table: &[f32] = if batch.table.is_empty() { &[0.0] } else { batch.table };
         let table_buf = storage("table", bytemuck::cast_slice(table));
-        let results_size = (tiles.len() as u64) * u64::from(TILE_REPS) * 32;
+        let results_size =
+            (tiles.len() as u64) * u64::from(TILE_REPS) * std::mem::size_of::<RepResult>() as u64;
         let hist_words = u64::from(batch.slots) * u64::from(HISTS_PER_SLOT * HIST_BINS);
         let max_binding = u64::from(self.limits.max_storage_buffer_binding_size);
         if results_size > max_binding || hist_words * 4 > max_binding {

@@ -1,0 +1,188 @@
+//! Running a sweep: grid points → engine parameters → engine → statistics →
+//! CSV rows, written as each point completes.
+//!
+//! Points are packed into chunks (many points per engine call, so a GPU has
+//! thousands of replications in flight) but rows still appear in grid order.
+
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+
+use crate::analytic::{self, Baseline, Family, LawMoments, Policy, QueueInput};
+use crate::contract::{PointParams, HISTS_PER_SLOT, HIST_BINS};
+use crate::dist::Dist;
+use crate::engine::schedule::tiles_for_point;
+use crate::engine::{Batch, Engine};
+use crate::routing::Routing;
+use crate::spec::{GridPoint, Spec};
+use crate::stats::{point_stats, PointStats};
+
+/// Replications packed into one engine call, at most.
+pub const CHUNK_REPS: u64 = 1 << 16;
+/// Customers (warm-up included) packed into one engine call, at most: a
+/// chunk's rows wait for the whole chunk, so this bounds that delay.
+pub const CHUNK_CUSTOMERS: f64 = 4e9;
+
+/// A grid point with its engine parameters.
+pub struct PreparedPoint {
+    pub grid: GridPoint,
+    pub params: PointParams,
+    /// Histogram scale (the service mean): bins are relative to it.
+    pub scale: f64,
+}
+
+/// Engine parameters for every point, and the shared empirical table.
+pub fn prepare(spec: &Spec, points: Vec<GridPoint>) -> (Vec<PreparedPoint>, Vec<f32>) {
+    let mut table = Vec::new();
+    let prepared = points
+        .into_iter()
+        .map(|g| {
+            let params = point_params(spec, &g, &mut table);
+            let scale = 1.0 / f64::from(params.inv_hist_scale);
+            PreparedPoint { grid: g, params, scale }
+        })
+        .collect();
+    if table.is_empty() {
+        table.push(0.0);
+    }
+    (prepared, table)
+}
+
+/// The flat engine record of one grid point.
+pub fn point_params(spec: &Spec, g: &GridPoint, table: &mut Vec<f32>) -> PointParams {
+    let shape = g.routing.queue(g.servers, g.workers);
+    let seed = spec.run.seed;
+    PointParams {
+        arrival: g.arrival.to_law(table),
+        service: g.service.to_law(table),
+        kernel: shape.kernel,
+        thinning: shape.thinning,
+        servers: shape.servers,
+        route_n: shape.route_n,
+        customers: spec.run.customers,
+        warmup: spec.run.warmup,
+        seed_lo: seed as u32,
+        seed_hi: (seed >> 32) as u32,
+        point_index: g.index,
+        inv_hist_scale: (1.0 / g.service.mean()) as f32,
+        _pad: [0; 2],
+    }
+}
+
+fn moments(d: &Dist) -> LawMoments {
+    let family = match d.name() {
+        "exp" => Family::Exp,
+        "det" => Family::Det,
+        "erlang" => Family::Erlang { k: d.erlang_k().unwrap_or(1) },
+        "gamma" => Family::Gamma { shape: d.gamma_shape().unwrap_or(1.0) },
+        "hyperexp" => Family::HyperExp,
+        "lognormal" => Family::Lognormal,
+        "weibull" => Family::Weibull,
+        "pareto" => Family::Pareto,
+        "uniform" => Family::Uniform,
+        _ => Family::Empirical,
+    };
+    LawMoments { family, mean: d.mean(), scv: d.scv(), clamped: d.is_clamped() }
+}
+
+/// The analytic baseline of a grid point.
+pub fn baseline(g: &GridPoint) -> Baseline {
+    analytic::baseline(&QueueInput {
+        policy: match g.routing {
+            Routing::Random => Policy::Random,
+            Routing::RoundRobin => Policy::RoundRobin,
+            Routing::Central => Policy::Central,
+        },
+        servers: g.servers,
+        workers: g.workers,
+        lambda: g.lambda,
+        arrival: moments(&g.arrival),
+        service: moments(&g.service),
+    })
+}
+
+/// One finished point.
+pub struct PointResult<'a> {
+    pub point: &'a PreparedPoint,
+    pub stats: PointStats,
+    pub seconds: f64,
+}
+
+/// Simulate `points` on `engine`, calling `on_point` for each finished point
+/// in grid order. Errors name the points of the failing chunk.
+pub fn run_points<'p>(
+    points: &'p [PreparedPoint],
+    table: &[f32],
+    reps: u32,
+    engine: &mut dyn Engine,
+    on_point: &mut dyn FnMut(PointResult<'p>) -> Result<()>,
+) -> Result<()> {
+    let mut start = 0;
+    while start < points.len() {
+        // Grow the chunk while it stays within the budgets.
+        let mut end = start;
+        let (mut chunk_reps, mut chunk_customers) = (0u64, 0f64);
+        while end < points.len() {
+            let p = &points[end].params;
+            let c = f64::from(reps) * (f64::from(p.customers) + f64::from(p.warmup));
+            if end > start
+                && (chunk_reps + u64::from(reps) > CHUNK_REPS
+                    || chunk_customers + c > CHUNK_CUSTOMERS)
+            {
+                break;
+            }
+            chunk_reps += u64::from(reps);
+            chunk_customers += c;
+            end += 1;
+        }
+        let chunk = &points[start..end];
+        let params: Vec<PointParams> = chunk.iter().map(|p| p.params).collect();
+        let mut tiles = Vec::new();
+        let mut slot_ranges = Vec::new();
+        let mut slots = 0;
+        for i in 0..chunk.len() {
+            let (t, n) = tiles_for_point(i as u32, reps, slots);
+            tiles.extend(t);
+            slot_ranges.push(slots..slots + n);
+            slots += n;
+        }
+        let batch = Batch { params: &params, tiles: &tiles, table, slots };
+        let started = Instant::now();
+        let out = engine.run(&batch).with_context(|| {
+            let first = &chunk[0].grid;
+            let last = &chunk[chunk.len() - 1].grid;
+            format!(
+                "{} failed on grid points {}..={} (first: routing={} servers={} lambda={})",
+                engine.label(),
+                first.index,
+                last.index,
+                first.routing,
+                first.servers,
+                first.lambda
+            )
+        })?;
+        let seconds = started.elapsed().as_secs_f64();
+        let per_slot = (HISTS_PER_SLOT * HIST_BINS) as usize;
+        // Tiles of a point are contiguous, so are its results.
+        let mut rep_offset = 0usize;
+        let total: f64 = chunk
+            .iter()
+            .map(|p| f64::from(p.params.customers) + f64::from(p.params.warmup))
+            .sum();
+        for (i, p) in chunk.iter().enumerate() {
+            let n = reps as usize;
+            let rep_slice = &out.reps[rep_offset..rep_offset + n];
+            rep_offset += n;
+            let batches: Vec<&[u64]> = slot_ranges[i]
+                .clone()
+                .map(|s| &out.hist[s as usize * per_slot..(s as usize + 1) * per_slot])
+                .collect();
+            let stats = point_stats(rep_slice, &batches, p.scale);
+            // Time is shared by the chunk's points in proportion to their work.
+            let share = (f64::from(p.params.customers) + f64::from(p.params.warmup)) / total;
+            on_point(PointResult { point: p, stats, seconds: seconds * share })?;
+        }
+        start = end;
+    }
+    Ok(())
+}
