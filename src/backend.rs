@@ -24,18 +24,29 @@ pub struct Chosen {
 
 /// Open the engine `backend` asks for.
 pub fn choose(backend: &str, adapter: Option<&str>, threads: usize) -> Result<Chosen> {
-    let choice = AdapterChoice { name: adapter.map(str::to_string) };
+    let choice = AdapterChoice {
+        name: adapter.map(str::to_string),
+    };
     match backend {
         "cpu" => Ok(Chosen {
-            reason: format!("cpu ({} threads; --backend cpu)", CpuEngine::new(threads).threads),
+            reason: format!(
+                "cpu ({} threads; --backend cpu)",
+                CpuEngine::new(threads).threads
+            ),
             engine: Box::new(CpuEngine::new(threads)),
         }),
         "gpu" => {
             let gpu = GpuEngine::open(&choice)?;
-            Ok(Chosen { reason: format!("gpu {} (--backend gpu)", gpu.label()), engine: Box::new(gpu) })
+            Ok(Chosen {
+                reason: format!("gpu {} (--backend gpu)", gpu.label()),
+                engine: Box::new(gpu),
+            })
         }
         "auto" => auto(&choice, threads),
-        other => Err(UsageError(format!("backend: '{other}' is not a backend; expected one of auto, gpu, cpu")).into()),
+        other => Err(UsageError(format!(
+            "backend: '{other}' is not a backend; expected one of auto, gpu, cpu"
+        ))
+        .into()),
     }
 }
 
@@ -53,13 +64,19 @@ fn auto(choice: &AdapterChoice, threads: usize) -> Result<Chosen> {
         Ok(g) => g,
         Err(e) => {
             return Ok(Chosen {
-                reason: format!("cpu ({} threads): the GPU adapter failed to open ({e:#})", cpu.threads),
+                reason: format!(
+                    "cpu ({} threads): the GPU adapter failed to open ({e:#})",
+                    cpu.threads
+                ),
                 engine: Box::new(cpu),
             })
         }
     };
     if !gpu.adapter().is_software || (choice.name.is_some() && hardware) {
-        return Ok(Chosen { reason: format!("gpu {}: hardware adapter", gpu.label()), engine: Box::new(gpu) });
+        return Ok(Chosen {
+            reason: format!("gpu {}: hardware adapter", gpu.label()),
+            engine: Box::new(gpu),
+        });
     }
     // Only a software adapter: measure both.
     let mut cpu = cpu;
@@ -73,16 +90,29 @@ fn auto(choice: &AdapterChoice, threads: usize) -> Result<Chosen> {
         cpu_rate
     );
     if gpu_rate > cpu_rate {
-        Ok(Chosen { reason: format!("gpu {}: {detail}", gpu.label()), engine: Box::new(gpu) })
+        Ok(Chosen {
+            reason: format!("gpu {}: {detail}", gpu.label()),
+            engine: Box::new(gpu),
+        })
     } else {
-        Ok(Chosen { reason: format!("cpu: {detail}"), engine: Box::new(cpu) })
+        Ok(Chosen {
+            reason: format!("cpu: {detail}"),
+            engine: Box::new(cpu),
+        })
     }
 }
 
 /// Customers/s of `engine` on a small mixed batch (one M/M/1 point, one
 /// M/M/8 point), after a warm-up call.
 pub fn calibrate(engine: &mut dyn Engine) -> Result<f64> {
-    let exp = |mean: f32| Law { kind: law_kind::EXP, p: [mean, 0.0, 0.0, 0.0], scale: 1.0, lo: 0.0, hi: f32::MAX, ..Law::default() };
+    let exp = |mean: f32| Law {
+        kind: law_kind::EXP,
+        p: [mean, 0.0, 0.0, 0.0],
+        scale: 1.0,
+        lo: 0.0,
+        hi: f32::MAX,
+        ..Law::default()
+    };
     let point = |index: u32, k: u32, servers: u32, service_mean: f32| PointParams {
         arrival: exp(1.0),
         service: exp(service_mean),
@@ -97,12 +127,20 @@ pub fn calibrate(engine: &mut dyn Engine) -> Result<f64> {
         inv_hist_scale: 1.0 / service_mean,
         ..PointParams::default()
     };
-    let params = [point(0, kernel::LINDLEY, 1, 0.9), point(1, kernel::KIEFER_WOLFOWITZ, 8, 7.2)];
+    let params = [
+        point(0, kernel::LINDLEY, 1, 0.9),
+        point(1, kernel::KIEFER_WOLFOWITZ, 8, 7.2),
+    ];
     let reps = 256;
     let (mut tiles, s0) = tiles_for_point(0, reps, 0);
     let (t1, s1) = tiles_for_point(1, reps, s0);
     tiles.extend(t1);
-    let batch = Batch { params: &params, tiles: &tiles, table: &[0.0], slots: s0 + s1 };
+    let batch = Batch {
+        params: &params,
+        tiles: &tiles,
+        table: &[0.0],
+        slots: s0 + s1,
+    };
     engine.run(&batch)?;
     let started = Instant::now();
     engine.run(&batch)?;

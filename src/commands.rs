@@ -1,6 +1,6 @@
 //! The subcommands: glue between the CLI and the library.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
@@ -8,6 +8,7 @@ use qsweep::analytic;
 use qsweep::backend;
 use qsweep::engine::gpu::list_adapters;
 use qsweep::output::{self, num, CsvSink, Row};
+use qsweep::plot::{plot_csv, PlotOptions};
 use qsweep::spec::{default_out_path, Spec, SweepArgs, SEED_SOURCE};
 use qsweep::sweep::{self, PointResult};
 
@@ -19,7 +20,11 @@ pub fn run(args: &SweepArgs, quiet: bool) -> Result<()> {
         Some(p) => p.clone(),
         None => default_out_path(Path::new(".")),
     };
-    let chosen = backend::choose(&spec.run.backend, spec.run.adapter.as_deref(), spec.run.threads)?;
+    let chosen = backend::choose(
+        &spec.run.backend,
+        spec.run.adapter.as_deref(),
+        spec.run.threads,
+    )?;
     eprintln!("qsweep: backend: {}", chosen.reason);
     let mut engine = chosen.engine;
     let label = engine.label();
@@ -41,42 +46,57 @@ pub fn run(args: &SweepArgs, quiet: bool) -> Result<()> {
     let mut simulated = 0.0;
     let mut sim_seconds = 0.0;
     let started = std::time::Instant::now();
-    sweep::run_points(&prepared, &table, spec.run.reps, engine.as_mut(), &mut |r: PointResult| {
-        let baseline = sweep::baseline(&r.point.grid);
-        let row = Row {
-            point: &r.point.grid,
-            reps: spec.run.reps,
-            customers: spec.run.customers,
-            warmup: spec.run.warmup,
-            seed: spec.run.seed,
-            stats: &r.stats,
-            analytic: &baseline,
-            backend: &label,
-            seconds: r.seconds,
-        };
-        let fields = row.fields();
-        sink.write(&fields)?;
-        simulated += f64::from(spec.run.reps) * f64::from(spec.run.customers + spec.run.warmup);
-        sim_seconds += r.seconds;
-        if !quiet {
-            let theory = baseline.mean_wait.map(|m| format!(" (theory {})", num(m))).unwrap_or_default();
-            eprintln!(
-                "[{}/{}] {} rho={}: mean wait {} ± {}{theory}, p99 {}",
-                sink.rows,
-                total,
-                spec.describe(&r.point.grid),
-                num(r.point.grid.rho),
-                num(r.stats.mean_wait),
-                r.stats.mean_wait_ci95.map(num).unwrap_or_else(|| "?".into()),
-                num(r.stats.wait_pct[3]),
-            );
-            if r.stats.failed_reps > 0 {
-                eprintln!("qsweep: warning: point {}: {} replications hit a sampler bound", r.point.grid.index, r.stats.failed_reps);
+    sweep::run_points(
+        &prepared,
+        &table,
+        spec.run.reps,
+        engine.as_mut(),
+        &mut |r: PointResult| {
+            let baseline = sweep::baseline(&r.point.grid);
+            let row = Row {
+                point: &r.point.grid,
+                reps: spec.run.reps,
+                customers: spec.run.customers,
+                warmup: spec.run.warmup,
+                seed: spec.run.seed,
+                stats: &r.stats,
+                analytic: &baseline,
+                backend: &label,
+                seconds: r.seconds,
+            };
+            let fields = row.fields();
+            sink.write(&fields)?;
+            simulated += f64::from(spec.run.reps) * f64::from(spec.run.customers + spec.run.warmup);
+            sim_seconds += r.seconds;
+            if !quiet {
+                let theory = baseline
+                    .mean_wait
+                    .map(|m| format!(" (theory {})", num(m)))
+                    .unwrap_or_default();
+                eprintln!(
+                    "[{}/{}] {} rho={}: mean wait {} ± {}{theory}, p99 {}",
+                    sink.rows,
+                    total,
+                    spec.describe(&r.point.grid),
+                    num(r.point.grid.rho),
+                    num(r.stats.mean_wait),
+                    r.stats
+                        .mean_wait_ci95
+                        .map(num)
+                        .unwrap_or_else(|| "?".into()),
+                    num(r.stats.wait_pct[3]),
+                );
+                if r.stats.failed_reps > 0 {
+                    eprintln!(
+                        "qsweep: warning: point {}: {} replications hit a sampler bound",
+                        r.point.grid.index, r.stats.failed_reps
+                    );
+                }
             }
-        }
-        rows.push(fields);
-        Ok(())
-    })?;
+            rows.push(fields);
+            Ok(())
+        },
+    )?;
     print!("{}", output::summary_table(&rows));
     output::flush_stdout();
     eprintln!(
@@ -93,7 +113,17 @@ pub fn run(args: &SweepArgs, quiet: bool) -> Result<()> {
 pub fn analytic(args: &SweepArgs) -> Result<()> {
     let spec = Spec::load(args)?;
     let points = spec.points();
-    let header = ["point", "routing", "servers", "workers", "lambda", "rho", "analytic_mean_wait", "analytic_p99_wait", "analytic_method"];
+    let header = [
+        "point",
+        "routing",
+        "servers",
+        "workers",
+        "lambda",
+        "rho",
+        "analytic_mean_wait",
+        "analytic_p99_wait",
+        "analytic_method",
+    ];
     let mut rows: Vec<Vec<String>> = Vec::new();
     for p in &points {
         let b = sweep::baseline(p);
@@ -116,7 +146,9 @@ pub fn analytic(args: &SweepArgs) -> Result<()> {
             .truncate(spec.run.force)
             .create_new(!spec.run.force)
             .open(out)
-            .map_err(|e| qsweep::UsageError(format!("out: cannot create '{}': {e}", out.display())))?;
+            .map_err(|e| {
+                qsweep::UsageError(format!("out: cannot create '{}': {e}", out.display()))
+            })?;
         let mut w = csv::Writer::from_writer(file);
         w.write_record(header)?;
         for r in &rows {
@@ -127,8 +159,17 @@ pub fn analytic(args: &SweepArgs) -> Result<()> {
     }
     print!("{}", align(&header, &rows));
     if spec.source == SEED_SOURCE {
-        println!("\nThe published analysis beside exact theory (λ = 150/s, μ = 3/s; mean wait in ms):");
-        let h = ["R", "published random", "M/M/1 at λ/R", "published central", "1/(Rμ−λ)", "Erlang C M/M/R"];
+        println!(
+            "\nThe published analysis beside exact theory (λ = 150/s, μ = 3/s; mean wait in ms):"
+        );
+        let h = [
+            "R",
+            "published random",
+            "M/M/1 at λ/R",
+            "published central",
+            "1/(Rμ−λ)",
+            "Erlang C M/M/R",
+        ];
         let r: Vec<Vec<String>> = analytic::seed_comparison_rows()
             .iter()
             .map(|r| {
@@ -151,10 +192,16 @@ pub fn analytic(args: &SweepArgs) -> Result<()> {
 fn align(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut all = vec![header.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
     all.extend(rows.iter().cloned());
-    let widths: Vec<usize> = (0..header.len()).map(|c| all.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| all.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
     let mut out = String::new();
     for r in &all {
-        let line: Vec<String> = r.iter().enumerate().map(|(c, v)| format!("{v:>w$}", w = widths[c])).collect();
+        let line: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(c, v)| format!("{v:>w$}", w = widths[c]))
+            .collect();
         out.push_str(&line.join("  "));
         out.push('\n');
     }
@@ -169,12 +216,93 @@ pub fn adapters() -> Result<()> {
         return Ok(());
     }
     let header = ["name", "backend", "type", "driver"];
-    let rows: Vec<Vec<String>> = list.iter().map(|a| vec![a.name.clone(), a.backend.clone(), a.device_type.clone(), a.driver.clone()]).collect();
+    let rows: Vec<Vec<String>> = list
+        .iter()
+        .map(|a| {
+            vec![
+                a.name.clone(),
+                a.backend.clone(),
+                a.device_type.clone(),
+                a.driver.clone(),
+            ]
+        })
+        .collect();
     print!("{}", align(&header, &rows));
     Ok(())
 }
 
-/// `qsweep plot`.
-pub fn plot(_csv: &Path, _out: Option<&Path>) -> Result<()> {
-    anyhow::bail!("plot: not available yet")
+/// Flags of `qsweep plot`.
+#[derive(clap::Args, Debug)]
+pub struct PlotArgs {
+    /// Results CSV written by `qsweep run`
+    pub csv: PathBuf,
+    /// Output figure, .svg or .png (default: the CSV's name with .svg)
+    #[arg(long, short)]
+    pub out: Option<PathBuf>,
+    /// Column on the x axis
+    #[arg(long, default_value = "servers")]
+    pub x: String,
+    /// Columns on the y axis, one panel each (comma-separated)
+    #[arg(long, default_value = "mean_wait,p99_wait", value_delimiter = ',')]
+    pub y: Vec<String>,
+    /// One line per distinct value of this column ("" for one line per panel)
+    #[arg(long, default_value = "routing")]
+    pub by: String,
+    /// One row of panels per distinct value of this column
+    #[arg(long)]
+    pub facet: Option<String>,
+    /// Logarithmic x axis
+    #[arg(long)]
+    pub log_x: bool,
+    /// Logarithmic y axis (the default)
+    #[arg(long, conflicts_with = "linear_y")]
+    pub log_y: bool,
+    /// Linear y axis
+    #[arg(long)]
+    pub linear_y: bool,
+    /// Draw the analytic_* columns as dashed lines
+    #[arg(long)]
+    pub analytic: bool,
+    /// Time unit of the spec, for axis labels (e.g. s, ms)
+    #[arg(long)]
+    pub time_unit: Option<String>,
+    /// Figure title
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Width and height in SVG pixels (0: automatic)
+    #[arg(long, default_value_t = 0)]
+    pub width: u32,
+    #[arg(long, default_value_t = 0)]
+    pub height: u32,
+}
+
+/// `qsweep plot`: a results CSV as a figure.
+pub fn plot(args: &PlotArgs) -> Result<()> {
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| args.csv.with_extension("svg"));
+    let opts = PlotOptions {
+        x: args.x.clone(),
+        y: args.y.iter().filter(|s| !s.is_empty()).cloned().collect(),
+        by: args.by.clone(),
+        facet: args.facet.clone(),
+        log_x: args.log_x,
+        log_y: !args.linear_y,
+        analytic: args.analytic,
+        width: args.width,
+        height: args.height,
+        title: args.title.clone(),
+        time_unit: args.time_unit.clone(),
+    };
+    let summary = plot_csv(&args.csv, &out, &opts)?;
+    for note in &summary.notes {
+        eprintln!("note: {note}");
+    }
+    eprintln!(
+        "qsweep: wrote {} ({} series)",
+        out.display(),
+        summary.series.len()
+    );
+    Ok(())
 }

@@ -7,14 +7,15 @@
 pub mod analytic;
 pub mod backend;
 pub mod contract;
+pub mod dist;
 pub mod engine;
+pub mod output;
+pub mod plot;
 pub mod rng;
 pub mod routing;
 pub mod sampling;
-pub mod stats;
-pub mod dist;
-pub mod output;
 pub mod spec;
+pub mod stats;
 pub mod sweep;
 
 /// Bad input from the user: reported as one line, exit code 2.

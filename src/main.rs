@@ -1,18 +1,21 @@
 //! The `qsweep` command line: a thin layer over the library modules.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use qsweep::spec::{Spec, SpecError, SweepArgs};
+use qsweep::spec::{SpecError, SweepArgs};
 use qsweep::UsageError;
 
 mod commands;
 
 #[derive(Parser)]
-#[command(name = "qsweep", version, about = "GPU-accelerated Monte Carlo sweeps of queueing systems: random vs central routing, tail percentiles, CIs and analytic baselines")]
+#[command(
+    name = "qsweep",
+    version,
+    about = "GPU-accelerated Monte Carlo sweeps of queueing systems: random vs central routing, tail percentiles, CIs and analytic baselines"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -36,13 +39,7 @@ enum Command {
     /// List every GPU adapter wgpu can see
     Adapters,
     /// Draw a results CSV as an SVG or PNG figure
-    Plot {
-        /// Results CSV written by `qsweep run`
-        csv: PathBuf,
-        /// Output figure (.svg or .png); default: the CSV's name with .svg
-        #[arg(long, short)]
-        out: Option<PathBuf>,
-    },
+    Plot(commands::PlotArgs),
 }
 
 fn main() -> ExitCode {
@@ -51,12 +48,13 @@ fn main() -> ExitCode {
         Command::Run { sweep, quiet } => commands::run(&sweep, quiet),
         Command::Analytic { sweep } => commands::analytic(&sweep),
         Command::Adapters => commands::adapters(),
-        Command::Plot { csv, out } => commands::plot(&csv, out.as_deref()),
+        Command::Plot(args) => commands::plot(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            let usage = e.downcast_ref::<UsageError>().is_some() || e.downcast_ref::<SpecError>().is_some();
+            let usage =
+                e.downcast_ref::<UsageError>().is_some() || e.downcast_ref::<SpecError>().is_some();
             eprintln!("qsweep: error: {e:#}");
             if usage {
                 ExitCode::from(2)
@@ -65,9 +63,4 @@ fn main() -> ExitCode {
             }
         }
     }
-}
-
-#[allow(dead_code)]
-fn load(args: &SweepArgs) -> Result<Spec> {
-    Ok(Spec::load(args)?)
 }

@@ -66,7 +66,11 @@ pub const TIMING_COLUMNS: &[&str] = &["backend", "seconds", "customers_per_s"];
 /// Numbers with 7 significant digits, plain decimals where readable.
 pub fn num(x: f64) -> String {
     if !x.is_finite() {
-        return if x.is_nan() { String::new() } else { format!("{x}") };
+        return if x.is_nan() {
+            String::new()
+        } else {
+            format!("{x}")
+        };
     }
     if x == 0.0 {
         return "0".to_string();
@@ -108,7 +112,10 @@ impl Row<'_> {
         let s = self.stats;
         let a = self.analytic;
         let simulated = f64::from(self.reps) * (f64::from(self.customers) + f64::from(self.warmup));
-        let rel_err = a.mean_wait.filter(|&m| m > 0.0).map(|m| (s.mean_wait - m) / m);
+        let rel_err = a
+            .mean_wait
+            .filter(|&m| m > 0.0)
+            .map(|m| (s.mean_wait - m) / m);
         vec![
             p.index.to_string(),
             p.routing.to_string(),
@@ -139,7 +146,11 @@ impl Row<'_> {
             num(s.p99_sojourn),
             self.backend.to_string(),
             format!("{:.3}", self.seconds),
-            num(if self.seconds > 0.0 { simulated / self.seconds } else { 0.0 }),
+            num(if self.seconds > 0.0 {
+                simulated / self.seconds
+            } else {
+                0.0
+            }),
             opt(a.mean_wait),
             opt(a.p99_wait),
             a.method.clone(),
@@ -181,13 +192,19 @@ impl CsvSink {
                 .into())
             }
             Err(e) => {
-                return Err(UsageError(format!("out: cannot create '{}': {e}", path.display())).into())
+                return Err(
+                    UsageError(format!("out: cannot create '{}': {e}", path.display())).into(),
+                )
             }
         };
         let mut writer = csv::Writer::from_writer(file);
         writer.write_record(COLUMNS)?;
         writer.flush()?;
-        Ok(Self { path: path.to_path_buf(), writer, rows: 0 })
+        Ok(Self {
+            path: path.to_path_buf(),
+            writer,
+            rows: 0,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -224,7 +241,11 @@ pub fn summary_table(rows: &[Vec<String>]) -> String {
         .collect();
     let mut table: Vec<Vec<String>> = vec![SHOWN.iter().map(|s| s.to_string()).collect()];
     for r in rows {
-        table.push(idx.iter().map(|&i| r.get(i).cloned().unwrap_or_default()).collect());
+        table.push(
+            idx.iter()
+                .map(|&i| r.get(i).cloned().unwrap_or_default())
+                .collect(),
+        );
     }
     let widths: Vec<usize> = (0..SHOWN.len())
         .map(|c| table.iter().map(|r| r[c].len()).max().unwrap_or(0))
@@ -234,7 +255,13 @@ pub fn summary_table(rows: &[Vec<String>]) -> String {
         let line: Vec<String> = r
             .iter()
             .enumerate()
-            .map(|(c, v)| if c < 3 { format!("{v:<w$}", w = widths[c]) } else { format!("{v:>w$}", w = widths[c]) })
+            .map(|(c, v)| {
+                if c < 3 {
+                    format!("{v:<w$}", w = widths[c])
+                } else {
+                    format!("{v:>w$}", w = widths[c])
+                }
+            })
             .collect();
         out.push_str(line.join("  ").trim_end());
         out.push('\n');

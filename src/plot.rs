@@ -241,7 +241,7 @@ fn load(csv_path: &Path, opts: &PlotOptions) -> Result<Loaded, PlotError> {
         .from_reader(&data[..]);
     let headers: Vec<String> = reader
         .headers()
-        .map_err(|e| csv_error(&file, e))?
+        .map_err(|e| csv_error(&file, &data, e))?
         .iter()
         .map(|h| h.to_string())
         .collect();
@@ -250,7 +250,7 @@ fn load(csv_path: &Path, opts: &PlotOptions) -> Result<Loaded, PlotError> {
         find(name).ok_or_else(|| no_column(&file, name, &headers))
     };
 
-    let x_col = require(&opts.x)?;
+    let x_col = require(opts.x.trim())?;
     let by_col = if opts.by.trim().is_empty() {
         None
     } else {
@@ -291,7 +291,7 @@ fn load(csv_path: &Path, opts: &PlotOptions) -> Result<Loaded, PlotError> {
     let mut non_finite = 0usize;
 
     for (i, rec) in reader.records().enumerate() {
-        let rec = rec.map_err(|e| csv_error(&file, e))?;
+        let rec = rec.map_err(|e| csv_error(&file, &data, e))?;
         let line = rec
             .position()
             .map(|p| line_at(&data, p.byte()))
@@ -599,10 +599,24 @@ fn load(csv_path: &Path, opts: &PlotOptions) -> Result<Loaded, PlotError> {
     })
 }
 
-fn csv_error(file: &str, e: csv::Error) -> PlotError {
+fn csv_error(file: &str, data: &[u8], e: csv::Error) -> PlotError {
+    let message = match e.kind() {
+        csv::ErrorKind::UnequalLengths {
+            pos: Some(pos),
+            expected_len,
+            len,
+        } => format!(
+            "line {}: {len} field(s) where the header has {expected_len}",
+            line_at(data, pos.byte())
+        ),
+        csv::ErrorKind::Utf8 { pos: Some(pos), .. } => {
+            format!("line {}: invalid UTF-8", line_at(data, pos.byte()))
+        }
+        _ => e.to_string(),
+    };
     PlotError::Csv {
         file: file.to_string(),
-        message: e.to_string(),
+        message,
     }
 }
 
@@ -1309,15 +1323,19 @@ fn render<DB: DrawingBackend>(
         }
     }
     let row_h = g.px(26.0);
-    let legend_h = row_h * rows_layout.len() as i32 + g.px(10.0);
-    let (ah, _) = (area.dim_in_pixel().1 as i32, 0);
-    let (panels_area, legend_area) = area.split_vertically(ah - legend_h);
+    let legend_h = if entries.is_empty() {
+        0
+    } else {
+        row_h * rows_layout.len() as i32 + g.px(10.0)
+    };
+    let area_h = area.dim_in_pixel().1 as i32;
+    let (panels_area, legend_area) = area.split_vertically(area_h - legend_h);
     {
         let (lw, _) = legend_area.dim_in_pixel();
         for (r, row) in rows_layout.iter().enumerate() {
             let mut x = (lw as i32 - row_w[r]) / 2;
             let cy = g.px(8.0) + row_h * r as i32 + row_h / 2;
-            if r == 0 && !title_text.is_empty() {
+            if r == 0 && !title_text.is_empty() && !entries.is_empty() {
                 legend_area.draw_text(
                     &title_text,
                     &legend_font.pos(Pos::new(HPos::Left, VPos::Center)),
@@ -1410,7 +1428,11 @@ fn render<DB: DrawingBackend>(
         if b > a {
             (a - 0.04 * (b - a), b + 0.04 * (b - a))
         } else {
-            let half = if xscale.log { 0.15 } else { (a.abs() * 0.1).max(0.5) };
+            let half = if xscale.log {
+                0.15
+            } else {
+                (a.abs() * 0.1).max(0.5)
+            };
             (a - half, a + half)
         }
     };
@@ -1697,12 +1719,17 @@ fn draw_clamped<DB: DrawingBackend>(
         let n = here.len() as f64;
         // Keep the whole row inside the frame.
         let half = (n - 1.0) / 2.0 * step + 1.3 * MARKER_R * g.s;
-        let centre = (x as f64)
-            .max(left as f64 + half)
-            .min(right as f64 - half);
+        let centre = (x as f64).max(left as f64 + half).min(right as f64 - half);
         for (j, c) in here.iter().enumerate() {
             let px = (centre + (j as f64 - (n - 1.0) / 2.0) * step).round() as i32;
-            draw_marker(root, g, (px, bottom), Shape::Down, group_color(c.group), c.filled)?;
+            draw_marker(
+                root,
+                g,
+                (px, bottom),
+                Shape::Down,
+                group_color(c.group),
+                c.filled,
+            )?;
         }
     }
     Ok(())
@@ -2180,7 +2207,7 @@ mod tests {
         let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
             .read_info()
             .unwrap();
-        let mut buf = vec![0; reader.output_buffer_size()];
+        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
         let info = reader.next_frame(&mut buf).unwrap();
         // Rendered at 2× the logical size.
         assert_eq!((info.width, info.height), (1280, 800));
@@ -2370,26 +2397,66 @@ mod tests {
     }
 
     #[test]
-    fn ragged_csv_is_reported() {
+    fn ragged_csv_and_crlf_line_numbers_are_reported() {
         let dir = tempfile::tempdir().unwrap();
+        let opts = PlotOptions {
+            y: vec!["mean_wait".into()],
+            ..Default::default()
+        };
         let csv = write_csv(
             dir.path(),
             "bad.csv",
             "routing,servers,mean_wait",
             "a,1,1\na,2\n",
         );
-        let msg = load_series(
+        let msg = load_series(&csv, &opts).unwrap_err().to_string();
+        assert_eq!(
+            msg,
+            format!(
+                "{}: malformed CSV: line 3: 2 field(s) where the header has 3",
+                csv.display()
+            )
+        );
+        let crlf = dir.path().join("crlf.csv");
+        std::fs::write(&crlf, "routing,servers,mean_wait\r\na,1,1\r\na,x,1\r\n").unwrap();
+        let msg = load_series(&crlf, &opts).unwrap_err().to_string();
+        assert!(msg.contains("crlf.csv line 3: column 'servers'"), "{msg}");
+    }
+
+    #[test]
+    fn numeric_groups_are_ordered_numerically_and_empty_labelled() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = write_csv(
+            dir.path(),
+            "n.csv",
+            "servers,lambda,mean_wait,tag",
+            "10,1,1,\n8,1,2,\n10,2,3,\n8,2,4,\n",
+        );
+        let opts = PlotOptions {
+            x: "lambda".into(),
+            by: "servers".into(),
+            y: vec!["mean_wait".into()],
+            ..Default::default()
+        };
+        let s = load_series(&csv, &opts).unwrap();
+        let labels: Vec<&str> = s.series.iter().map(|x| x.label.as_str()).collect();
+        assert_eq!(labels, ["8", "10"]);
+        assert_eq!(s.x_label, "arrival rate λ (per time unit)");
+        let s = load_series(
             &csv,
             &PlotOptions {
-                y: vec!["mean_wait".into()],
-                ..Default::default()
+                by: "tag".into(),
+                ..opts
             },
         )
-        .unwrap_err()
-        .to_string();
+        .unwrap();
+        assert_eq!(s.series.len(), 1);
+        assert_eq!(s.series[0].label, "(empty)");
+        // Rows for servers 8 and 10 share each lambda: reported with the culprit.
         assert!(
-            msg.starts_with(&format!("{}: malformed CSV", csv.display())),
-            "{msg}"
+            s.notes.iter().any(|n| n.contains("servers")),
+            "{:?}",
+            s.notes
         );
     }
 

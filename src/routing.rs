@@ -43,7 +43,11 @@ impl Routing {
             Routing::Central => (thinning::NONE, servers * workers, 1),
         };
         QueueShape {
-            kernel: if c == 1 { kernel::LINDLEY } else { kernel::KIEFER_WOLFOWITZ },
+            kernel: if c == 1 {
+                kernel::LINDLEY
+            } else {
+                kernel::KIEFER_WOLFOWITZ
+            },
             thinning: thin,
             servers: c,
             route_n,
@@ -91,6 +95,9 @@ mod tests {
         assert_eq!(Routing::Central.queue(51, 2).servers, 102);
         assert_eq!(Routing::Central.queue(1, 1).kernel, kernel::LINDLEY);
         assert_eq!("round-robin".parse::<Routing>(), Ok(Routing::RoundRobin));
-        assert!("smart".parse::<Routing>().unwrap_err().contains("expected one of"));
+        assert!("smart"
+            .parse::<Routing>()
+            .unwrap_err()
+            .contains("expected one of"));
     }
 }

@@ -57,7 +57,7 @@ pub fn normal_quantile(u: f32) -> f32 {
         p = 5.739_507_7e-3 + p * w;
         p = -7.622_461_3e-3 + p * w;
         p = 9.438_870_5e-3 + p * w;
-        p = 1.001_674_1 + p * w;
+        p = 1.001_674 + p * w;
         2.832_976_8 + p * w
     };
     std::f32::consts::SQRT_2 * p * x
@@ -133,7 +133,11 @@ impl<'a> Sampler<'a> {
             law_kind::GAMMA => self.gamma(law.p[0], law.p[1]),
             law_kind::HYPEREXP => {
                 let branch = self.stream.uniform_closed0();
-                let mean = if branch < law.p[0] { law.p[1] } else { law.p[2] };
+                let mean = if branch < law.p[0] {
+                    law.p[1]
+                } else {
+                    law.p[2]
+                };
                 self.exponential(mean)
             }
             law_kind::LOGNORMAL => {
@@ -201,7 +205,11 @@ impl<'a> Sampler<'a> {
                     // Arrivals skipped before one joins this queue: geometric.
                     let u = self.stream.uniform_open0();
                     let m = 1.0 + (u.ln() / ln_keep).floor();
-                    let m = if m < GEOMETRIC_CAP as f32 { m as u32 } else { GEOMETRIC_CAP };
+                    let m = if m < GEOMETRIC_CAP as f32 {
+                        m as u32
+                    } else {
+                        GEOMETRIC_CAP
+                    };
                     self.draw_sum(&p.arrival, m)
                 }
             }
@@ -225,12 +233,23 @@ mod tests {
     use super::*;
 
     fn law(kind: u32, p: [f32; 4]) -> Law {
-        Law { kind, p, scale: 1.0, lo: 0.0, hi: f32::MAX, ..Law::default() }
+        Law {
+            kind,
+            p,
+            scale: 1.0,
+            lo: 0.0,
+            hi: f32::MAX,
+            ..Law::default()
+        }
     }
 
     fn sample_moments(l: &Law, n: usize) -> (f64, f64) {
         let table = [1.0f32, 2.0, 4.0];
-        let mut s = Sampler { stream: Stream::new(11, 0, 0), table: &table, status: 0 };
+        let mut s = Sampler {
+            stream: Stream::new(11, 0, 0),
+            table: &table,
+            status: 0,
+        };
         let (mut m1, mut m2) = (0.0f64, 0.0f64);
         for _ in 0..n {
             let x = f64::from(s.draw(l));
@@ -245,7 +264,11 @@ mod tests {
         let n = 400_000;
         let (m1, _) = sample_moments(&l, n);
         let se = (var / n as f64).sqrt();
-        assert!((m1 - mean).abs() < 5.0 * se, "kind {}: mean {m1} vs {mean} (se {se})", l.kind);
+        assert!(
+            (m1 - mean).abs() < 5.0 * se,
+            "kind {}: mean {m1} vs {mean} (se {se})",
+            l.kind
+        );
     }
 
     #[test]
@@ -269,9 +292,17 @@ mod tests {
         assert_mean(law(law_kind::GAMMA, [7.5, 0.5, 0.0, 0.0]), 3.75, 1.875);
         assert_mean(law(law_kind::HYPEREXP, [0.9, 0.5, 4.5, 0.0]), 0.9, 6.0);
         // lognormal mu=0, sigma=0.5: mean e^0.125, var (e^0.25-1)e^0.25
-        assert_mean(law(law_kind::LOGNORMAL, [0.0, 0.5, 0.0, 0.0]), 0.125f64.exp(), 0.365);
+        assert_mean(
+            law(law_kind::LOGNORMAL, [0.0, 0.5, 0.0, 0.0]),
+            0.125f64.exp(),
+            0.365,
+        );
         // Weibull scale 1, shape 2: mean Gamma(1.5) = 0.886227, var 1 - 0.785398
-        assert_mean(law(law_kind::WEIBULL, [1.0, 0.5, 0.0, 0.0]), 0.886_227, 0.2146);
+        assert_mean(
+            law(law_kind::WEIBULL, [1.0, 0.5, 0.0, 0.0]),
+            0.886_227,
+            0.2146,
+        );
         // bounded Pareto alpha 2 on [1, 10]: mean = 2(1 - 0.1)/(1 - 0.01) = 1.818182
         assert_mean(law(law_kind::PARETO, [2.0, 1.0, 10.0, 0.0]), 1.818_182, 1.4);
         assert_mean(law(law_kind::UNIFORM, [1.0, 2.0, 0.0, 0.0]), 2.0, 1.0 / 3.0);
@@ -287,7 +318,11 @@ mod tests {
         l.lo = 0.5;
         l.hi = 3.0;
         let table = [0.0f32];
-        let mut s = Sampler { stream: Stream::new(1, 0, 0), table: &table, status: 0 };
+        let mut s = Sampler {
+            stream: Stream::new(1, 0, 0),
+            table: &table,
+            status: 0,
+        };
         for _ in 0..10_000 {
             let x = s.draw(&l);
             assert!((0.5..=3.0).contains(&x));
@@ -315,9 +350,14 @@ mod tests {
             let mut s = Sampler::new(&p, 0, &table);
             let lk = ln_keep(&p);
             let n = 200_000;
-            let mean: f64 =
-                (0..n).map(|_| f64::from(s.next_interarrival(&p, lk))).sum::<f64>() / n as f64;
-            assert!((mean - 5.0).abs() < 0.05, "kind {kind} thinning {thin}: {mean}");
+            let mean: f64 = (0..n)
+                .map(|_| f64::from(s.next_interarrival(&p, lk)))
+                .sum::<f64>()
+                / n as f64;
+            assert!(
+                (mean - 5.0).abs() < 0.05,
+                "kind {kind} thinning {thin}: {mean}"
+            );
         }
     }
 }

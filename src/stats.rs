@@ -68,7 +68,10 @@ pub fn incomplete_beta(x: f64, a: f64, b: f64) -> f64 {
     for m in 1..500 {
         let m = f64::from(m);
         let num = m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m));
-        for step in [num, -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0))] {
+        for step in [
+            num,
+            -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0)),
+        ] {
             d = 1.0 + step * d;
             if d.abs() < tiny {
                 d = tiny;
@@ -195,11 +198,15 @@ pub struct PointStats {
 /// the histogram scale (1 / `inv_hist_scale`).
 pub fn point_stats(reps: &[RepResult], batches: &[&[u64]], scale: f64) -> PointStats {
     let n = reps.len();
-    let col = |f: fn(&RepResult) -> f32| -> Vec<f64> { reps.iter().map(|r| f64::from(f(r))).collect() };
+    let col =
+        |f: fn(&RepResult) -> f32| -> Vec<f64> { reps.iter().map(|r| f64::from(f(r))).collect() };
     let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len().max(1) as f64;
     let waits = col(|r| r.mean_wait);
     let sojourns = col(|r| r.mean_sojourn);
-    let max_wait = reps.iter().map(|r| f64::from(r.max_wait)).fold(0.0, f64::max);
+    let max_wait = reps
+        .iter()
+        .map(|r| f64::from(r.max_wait))
+        .fold(0.0, f64::max);
     let bins = HIST_BINS as usize;
     let per_slot = (HISTS_PER_SLOT * HIST_BINS) as usize;
     let mut pooled = vec![0u64; per_slot];
@@ -218,7 +225,10 @@ pub fn point_stats(reps: &[RepResult], batches: &[&[u64]], scale: f64) -> PointS
             .collect();
         wait_pct_ci95[k] = ci95_half_width(&per_batch);
     }
-    let max_sojourn = reps.iter().map(|r| f64::from(r.max_sojourn)).fold(0.0, f64::max);
+    let max_sojourn = reps
+        .iter()
+        .map(|r| f64::from(r.max_sojourn))
+        .fold(0.0, f64::max);
     PointStats {
         reps: n,
         mean_wait: mean(&waits),
@@ -243,7 +253,14 @@ mod tests {
     #[test]
     fn t_quantiles_match_tables() {
         // Values from standard t tables (e.g. Abramowitz & Stegun, Table 26.10).
-        for (dof, t) in [(1.0, 12.706_205), (2.0, 4.302_653), (5.0, 2.570_582), (15.0, 2.131_450), (30.0, 2.042_272), (1000.0, 1.962_339)] {
+        for (dof, t) in [
+            (1.0, 12.706_205),
+            (2.0, 4.302_653),
+            (5.0, 2.570_582),
+            (15.0, 2.131_450),
+            (30.0, 2.042_272),
+            (1000.0, 1.962_339),
+        ] {
             let q = student_t_quantile(0.975, dof);
             assert!((q - t).abs() < 1e-5, "dof {dof}: {q} vs {t}");
         }

@@ -39,7 +39,11 @@ pub fn prepare(spec: &Spec, points: Vec<GridPoint>) -> (Vec<PreparedPoint>, Vec<
         .map(|g| {
             let params = point_params(spec, &g, &mut table);
             let scale = 1.0 / f64::from(params.inv_hist_scale);
-            PreparedPoint { grid: g, params, scale }
+            PreparedPoint {
+                grid: g,
+                params,
+                scale,
+            }
         })
         .collect();
     if table.is_empty() {
@@ -73,8 +77,12 @@ fn moments(d: &Dist) -> LawMoments {
     let family = match d.name() {
         "exp" => Family::Exp,
         "det" => Family::Det,
-        "erlang" => Family::Erlang { k: d.erlang_k().unwrap_or(1) },
-        "gamma" => Family::Gamma { shape: d.gamma_shape().unwrap_or(1.0) },
+        "erlang" => Family::Erlang {
+            k: d.erlang_k().unwrap_or(1),
+        },
+        "gamma" => Family::Gamma {
+            shape: d.gamma_shape().unwrap_or(1.0),
+        },
         "hyperexp" => Family::HyperExp,
         "lognormal" => Family::Lognormal,
         "weibull" => Family::Weibull,
@@ -82,7 +90,12 @@ fn moments(d: &Dist) -> LawMoments {
         "uniform" => Family::Uniform,
         _ => Family::Empirical,
     };
-    LawMoments { family, mean: d.mean(), scv: d.scv(), clamped: d.is_clamped() }
+    LawMoments {
+        family,
+        mean: d.mean(),
+        scv: d.scv(),
+        clamped: d.is_clamped(),
+    }
 }
 
 /// The analytic baseline of a grid point.
@@ -146,7 +159,12 @@ pub fn run_points<'p>(
             slot_ranges.push(slots..slots + n);
             slots += n;
         }
-        let batch = Batch { params: &params, tiles: &tiles, table, slots };
+        let batch = Batch {
+            params: &params,
+            tiles: &tiles,
+            table,
+            slots,
+        };
         let started = Instant::now();
         let out = engine.run(&batch).with_context(|| {
             let first = &chunk[0].grid;
@@ -180,7 +198,11 @@ pub fn run_points<'p>(
             let stats = point_stats(rep_slice, &batches, p.scale);
             // Time is shared by the chunk's points in proportion to their work.
             let share = (f64::from(p.params.customers) + f64::from(p.params.warmup)) / total;
-            on_point(PointResult { point: p, stats, seconds: seconds * share })?;
+            on_point(PointResult {
+                point: p,
+                stats,
+                seconds: seconds * share,
+            })?;
         }
         start = end;
     }

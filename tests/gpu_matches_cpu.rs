@@ -11,10 +11,26 @@ use qsweep::engine::schedule::tiles_for_point;
 use qsweep::engine::{Batch, Engine};
 
 fn law(kind: u32, n: u32, p: [f32; 4]) -> Law {
-    Law { kind, n, p, scale: 1.0, lo: 0.0, hi: f32::MAX, ..Law::default() }
+    Law {
+        kind,
+        n,
+        p,
+        scale: 1.0,
+        lo: 0.0,
+        hi: f32::MAX,
+        ..Law::default()
+    }
 }
 
-fn point(index: u32, arrival: Law, service: Law, k: u32, thin: u32, servers: u32, route_n: u32) -> PointParams {
+fn point(
+    index: u32,
+    arrival: Law,
+    service: Law,
+    k: u32,
+    thin: u32,
+    servers: u32,
+    route_n: u32,
+) -> PointParams {
     PointParams {
         arrival,
         service,
@@ -38,7 +54,8 @@ fn close(a: f32, b: f32, rel: f32) -> bool {
 
 #[test]
 fn every_kernel_and_law_matches_the_cpu_reference() {
-    let Some(mut gpu) = common::gpu_or_skip("every_kernel_and_law_matches_the_cpu_reference") else {
+    let Some(mut gpu) = common::gpu_or_skip("every_kernel_and_law_matches_the_cpu_reference")
+    else {
         return;
     };
     let table = vec![0.1f32, 0.2, 0.25, 0.4, 0.9, 2.0];
@@ -50,14 +67,30 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
         law(law_kind::GAMMA, 0, [0.5, 1.6, 0.0, 0.0]),
         law(law_kind::HYPEREXP, 0, [0.9, 0.45, 4.0, 0.0]),
         law(law_kind::LOGNORMAL, 0, [-0.5, 0.8, 0.0, 0.0]),
-        Law { lo: 0.01, hi: 30.0, ..law(law_kind::WEIBULL, 0, [0.3, 1.0 / 0.46, 0.0, 0.0]) },
+        Law {
+            lo: 0.01,
+            hi: 30.0,
+            ..law(law_kind::WEIBULL, 0, [0.3, 1.0 / 0.46, 0.0, 0.0])
+        },
         law(law_kind::PARETO, 0, [1.5, 0.3, 20.0, 0.0]),
         law(law_kind::UNIFORM, 0, [0.2, 1.2, 0.0, 0.0]),
-        Law { offset: 0, n: 6, ..law(law_kind::EMPIRICAL, 6, [0.0; 4]) },
+        Law {
+            offset: 0,
+            n: 6,
+            ..law(law_kind::EMPIRICAL, 6, [0.0; 4])
+        },
     ];
     let mut params = Vec::new();
     for s in services {
-        params.push(point(params.len() as u32, exp_arr, s, kernel::LINDLEY, thinning::NONE, 1, 1));
+        params.push(point(
+            params.len() as u32,
+            exp_arr,
+            s,
+            kernel::LINDLEY,
+            thinning::NONE,
+            1,
+            1,
+        ));
     }
     // Arrival laws through each thinning mode, and the multi-server kernel.
     let arrivals = [
@@ -68,12 +101,52 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
     ];
     let svc = law(law_kind::EXP, 0, [3.0, 0.0, 0.0, 0.0]);
     for a in arrivals {
-        params.push(point(params.len() as u32, a, law(law_kind::EXP, 0, [3.5, 0.0, 0.0, 0.0]), kernel::LINDLEY, thinning::RANDOM, 1, 4));
-        params.push(point(params.len() as u32, a, law(law_kind::EXP, 0, [3.5, 0.0, 0.0, 0.0]), kernel::LINDLEY, thinning::EVERY_NTH, 1, 4));
-        params.push(point(params.len() as u32, a, svc, kernel::KIEFER_WOLFOWITZ, thinning::NONE, 4, 1));
+        params.push(point(
+            params.len() as u32,
+            a,
+            law(law_kind::EXP, 0, [3.5, 0.0, 0.0, 0.0]),
+            kernel::LINDLEY,
+            thinning::RANDOM,
+            1,
+            4,
+        ));
+        params.push(point(
+            params.len() as u32,
+            a,
+            law(law_kind::EXP, 0, [3.5, 0.0, 0.0, 0.0]),
+            kernel::LINDLEY,
+            thinning::EVERY_NTH,
+            1,
+            4,
+        ));
+        params.push(point(
+            params.len() as u32,
+            a,
+            svc,
+            kernel::KIEFER_WOLFOWITZ,
+            thinning::NONE,
+            4,
+            1,
+        ));
     }
-    params.push(point(params.len() as u32, exp_arr, law(law_kind::EXP, 0, [45.0, 0.0, 0.0, 0.0]), kernel::KIEFER_WOLFOWITZ, thinning::NONE, 51, 1));
-    params.push(point(params.len() as u32, exp_arr, law(law_kind::EXP, 0, [7.0, 0.0, 0.0, 0.0]), kernel::KIEFER_WOLFOWITZ, thinning::RANDOM, 8, 2));
+    params.push(point(
+        params.len() as u32,
+        exp_arr,
+        law(law_kind::EXP, 0, [45.0, 0.0, 0.0, 0.0]),
+        kernel::KIEFER_WOLFOWITZ,
+        thinning::NONE,
+        51,
+        1,
+    ));
+    params.push(point(
+        params.len() as u32,
+        exp_arr,
+        law(law_kind::EXP, 0, [7.0, 0.0, 0.0, 0.0]),
+        kernel::KIEFER_WOLFOWITZ,
+        thinning::RANDOM,
+        8,
+        2,
+    ));
 
     let reps = 40;
     let mut tiles = Vec::new();
@@ -83,7 +156,12 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
         tiles.extend(t);
         slots += n;
     }
-    let batch = Batch { params: &params, tiles: &tiles, table: &table, slots };
+    let batch = Batch {
+        params: &params,
+        tiles: &tiles,
+        table: &table,
+        slots,
+    };
     let cpu_out = CpuEngine::new(2).run(&batch).unwrap();
     let gpu_out = gpu.run(&batch).unwrap();
     assert_eq!(cpu_out.reps.len(), gpu_out.reps.len());
@@ -92,7 +170,11 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
     for t in &tiles {
         for k in 0..t.rep_count as usize {
             let (c, g) = (cpu_out.reps[offset + k], gpu_out.reps[offset + k]);
-            let what = format!("point {} rep {}: cpu {c:?} gpu {g:?}", t.param_index, t.rep_start as usize + k);
+            let what = format!(
+                "point {} rep {}: cpu {c:?} gpu {g:?}",
+                t.param_index,
+                t.rep_start as usize + k
+            );
             assert_eq!(c.customers, g.customers, "{what}");
             assert_eq!(c.status, 0, "{what}");
             assert_eq!(g.status, 0, "{what}");
@@ -107,15 +189,26 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
                 worst = worst.max((a - b).abs() / a.abs().max(b.abs()).max(1e-3));
                 assert!(close(a, b, 1e-4), "{what}");
             }
-            assert!((c.p_wait - g.p_wait).abs() <= 2.0 / c.customers as f32, "{what}");
+            assert!(
+                (c.p_wait - g.p_wait).abs() <= 2.0 / c.customers as f32,
+                "{what}"
+            );
         }
         offset += t.rep_count as usize;
     }
     // Histograms: the same customers, binned from values that differ in the
     // last bits; allow a handful of customers to cross a bin edge.
     let total: u64 = cpu_out.hist.iter().sum();
-    let moved: u64 = cpu_out.hist.iter().zip(&gpu_out.hist).map(|(a, b)| a.abs_diff(*b)).sum();
+    let moved: u64 = cpu_out
+        .hist
+        .iter()
+        .zip(&gpu_out.hist)
+        .map(|(a, b)| a.abs_diff(*b))
+        .sum();
     assert_eq!(total, gpu_out.hist.iter().sum::<u64>());
-    assert!(moved * 10_000 <= total, "{moved} of {total} histogram counts differ");
+    assert!(
+        moved * 10_000 <= total,
+        "{moved} of {total} histogram counts differ"
+    );
     eprintln!("worst relative difference {worst:e}; histogram counts moved {moved}/{total}");
 }

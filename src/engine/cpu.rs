@@ -11,9 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use super::{Batch, BatchOutput, Engine};
-use crate::contract::{
-    hist_bin, kernel, PointParams, RepResult, HISTS_PER_SLOT, HIST_BINS,
-};
+use crate::contract::{hist_bin, kernel, PointParams, RepResult, HISTS_PER_SLOT, HIST_BINS};
 use crate::sampling::{ln_keep, Sampler};
 
 /// Customers summed in plain f32 before the block sum joins the compensated
@@ -249,14 +247,18 @@ impl Engine for CpuEngine {
                     let mut heap = Vec::new();
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(tile) = batch.tiles.get(i) else { break };
+                        let Some(tile) = batch.tiles.get(i) else {
+                            break;
+                        };
                         let p = &batch.params[tile.param_index as usize];
                         tile_hist.fill(0);
                         tile_reps.clear();
                         for rep in tile.rep_start..tile.rep_start + tile.rep_count {
                             let r = match p.kernel {
                                 kernel::LINDLEY => lindley(p, rep, batch.table, &mut tile_hist),
-                                _ => kiefer_wolfowitz(p, rep, batch.table, &mut tile_hist, &mut heap),
+                                _ => {
+                                    kiefer_wolfowitz(p, rep, batch.table, &mut tile_hist, &mut heap)
+                                }
                             };
                             tile_reps.push(r);
                         }

@@ -33,7 +33,10 @@ pub const KIEFER_WOLFOWITZ_WGSL: &str = include_str!("../../shaders/kiefer_wolfo
 pub fn kernel_sources() -> Vec<(&'static str, String)> {
     vec![
         ("lindley", format!("{PRELUDE_WGSL}{LINDLEY_WGSL}")),
-        ("kiefer_wolfowitz", format!("{PRELUDE_WGSL}{KIEFER_WOLFOWITZ_WGSL}")),
+        (
+            "kiefer_wolfowitz",
+            format!("{PRELUDE_WGSL}{KIEFER_WOLFOWITZ_WGSL}"),
+        ),
     ]
 }
 
@@ -83,14 +86,35 @@ impl AdapterDesc {
 }
 
 fn instance() -> wgpu::Instance {
+    // Mesa's device-select layer probes Wayland/X11 for a display and prints
+    // an error on headless machines; qsweep never presents, so skip it.
+    static QUIET_MESA: std::sync::Once = std::sync::Once::new();
+    QUIET_MESA.call_once(|| {
+        if std::env::var_os("NODEVICE_SELECT").is_none() {
+            std::env::set_var("NODEVICE_SELECT", "1");
+        }
+    });
     // Respects WGPU_BACKEND and the other WGPU_* variables.
     wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env())
 }
 
-/// Every adapter wgpu can see, in enumeration order.
+/// Adapters to consider: those of `WGPU_BACKEND` when set; otherwise the
+/// primary backends (Vulkan, Metal, DX12), and GL only where none of them
+/// has an adapter (probing GL without a display spams stderr on Linux).
+fn enumerate(inst: &wgpu::Instance) -> Vec<wgpu::Adapter> {
+    if let Some(backends) = wgpu::Backends::from_env() {
+        return pollster::block_on(inst.enumerate_adapters(backends));
+    }
+    let primary = pollster::block_on(inst.enumerate_adapters(wgpu::Backends::PRIMARY));
+    if !primary.is_empty() {
+        return primary;
+    }
+    pollster::block_on(inst.enumerate_adapters(wgpu::Backends::SECONDARY))
+}
+
+/// Every adapter qsweep can use, in enumeration order.
 pub fn list_adapters() -> Vec<AdapterDesc> {
-    let inst = instance();
-    pollster::block_on(inst.enumerate_adapters(wgpu::Backends::all()))
+    enumerate(&instance())
         .iter()
         .map(|a| AdapterDesc::from_info(&a.get_info()))
         .collect()
@@ -120,7 +144,7 @@ impl GpuEngine {
     /// (hardware before software).
     pub fn open(choice: &AdapterChoice) -> Result<Self> {
         let inst = instance();
-        let adapters = pollster::block_on(inst.enumerate_adapters(wgpu::Backends::all()));
+        let mut adapters = enumerate(&inst);
         let adapter = match &choice.name {
             Some(name) => {
                 let needle = name.to_lowercase();
@@ -133,11 +157,20 @@ impl GpuEngine {
                         )
                     })?
             }
-            None => pollster::block_on(inst.request_adapter(&wgpu::RequestAdapterOptions {
-                power_preference: wgpu::PowerPreference::HighPerformance,
-                ..Default::default()
-            }))
-            .map_err(|e| anyhow!("no GPU adapter: {e}"))?,
+            None => {
+                // Hardware first (discrete, integrated, virtual), then software.
+                adapters.sort_by_key(|a| match a.get_info().device_type {
+                    wgpu::DeviceType::DiscreteGpu => 0,
+                    wgpu::DeviceType::IntegratedGpu => 1,
+                    wgpu::DeviceType::VirtualGpu => 2,
+                    wgpu::DeviceType::Other => 3,
+                    wgpu::DeviceType::Cpu => 4,
+                });
+                adapters
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| anyhow!("no GPU adapter found"))?
+            }
         };
         Self::from_adapter(adapter)
     }
@@ -253,12 +286,16 @@ impl Engine for GpuEngine {
         };
         let params_buf = storage("params", bytemuck::cast_slice(batch.params));
         let tiles_buf = storage("tiles", bytemuck::cast_slice(&tiles));
-        let table: &[f32] = if batch.table.is_empty() { &[0.0] } else { batch.table };
+        let table: &[f32] = if batch.table.is_empty() {
+            &[0.0]
+        } else {
+            batch.table
+        };
         let table_buf = storage("table", bytemuck::cast_slice(table));
         let results_size =
             (tiles.len() as u64) * u64::from(TILE_REPS) * std::mem::size_of::<RepResult>() as u64;
         let hist_words = u64::from(batch.slots) * u64::from(HISTS_PER_SLOT * HIST_BINS);
-        let max_binding = u64::from(self.limits.max_storage_buffer_binding_size);
+        let max_binding = self.limits.max_storage_buffer_binding_size;
         if results_size > max_binding || hist_words * 4 > max_binding {
             bail!("batch too large for one binding ({results_size} bytes of results)");
         }
@@ -338,7 +375,12 @@ impl Engine for GpuEngine {
         for plan in &plans {
             let groups_x = plan.tiles.min(MAX_GROUPS_PER_DIM);
             let groups_y = plan.tiles.div_ceil(groups_x);
-            let info: [u32; 4] = [plan.tile_offset, plan.tiles, groups_x, plan.tiles * TILE_REPS];
+            let info: [u32; 4] = [
+                plan.tile_offset,
+                plan.tiles,
+                groups_x,
+                plan.tiles * TILE_REPS,
+            ];
             let info_buf = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("dispatch info"),
                 contents: bytemuck::cast_slice(&info),
@@ -390,7 +432,8 @@ impl Engine for GpuEngine {
         self.last_device_seconds = device_seconds;
 
         // Read back.
-        let raw_results: Vec<RepResult> = read_buffer(dev, &self.queue, &results_buf, results_size)?;
+        let raw_results: Vec<RepResult> =
+            read_buffer(dev, &self.queue, &results_buf, results_size)?;
         let raw_hist: Vec<u32> = read_buffer(dev, &self.queue, &hist_buf, hist_words * 4)?;
         if self.lost.load(Ordering::SeqCst) {
             bail!("device lost on {} while reading results", self.desc.name);
@@ -403,7 +446,8 @@ impl Engine for GpuEngine {
         let mut out = BatchOutput::empty(batch.slots, batch.total_reps());
         for (orig, tile) in batch.tiles.iter().enumerate() {
             let base = position[orig] * TILE_REPS as usize;
-            out.reps.extend_from_slice(&raw_results[base..base + tile.rep_count as usize]);
+            out.reps
+                .extend_from_slice(&raw_results[base..base + tile.rep_count as usize]);
         }
         for (dst, &src) in out.hist.iter_mut().zip(&raw_hist) {
             *dst = u64::from(src);
@@ -413,7 +457,10 @@ impl Engine for GpuEngine {
 }
 
 fn entry(binding: u32, buf: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-    wgpu::BindGroupEntry { binding, resource: buf.as_entire_binding() }
+    wgpu::BindGroupEntry {
+        binding,
+        resource: buf.as_entire_binding(),
+    }
 }
 
 fn read_buffer<T: bytemuck::Pod>(
@@ -436,11 +483,14 @@ fn read_buffer<T: bytemuck::Pod>(
     slice.map_async(wgpu::MapMode::Read, move |r| {
         let _ = tx.send(r);
     });
-    dev.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| anyhow!("readback: {e}"))?;
+    dev.poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| anyhow!("readback: {e}"))?;
     rx.recv()
         .map_err(|_| anyhow!("readback: map callback never ran"))?
         .map_err(|e| anyhow!("readback: {e}"))?;
-    let data = slice.get_mapped_range().map_err(|e| anyhow!("readback: {e:?}"))?;
+    let data = slice
+        .get_mapped_range()
+        .map_err(|e| anyhow!("readback: {e:?}"))?;
     let v = bytemuck::cast_slice::<u8, T>(&data).to_vec();
     drop(data);
     staging.unmap();

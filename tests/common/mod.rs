@@ -12,7 +12,9 @@ pub fn gpu_or_skip(test: &str) -> Option<GpuEngine> {
             if std::env::var("QSWEEP_REQUIRE_GPU").is_ok_and(|v| v == "1") {
                 panic!("{test}: QSWEEP_REQUIRE_GPU=1 but no GPU engine: {e:#}");
             }
-            eprintln!("SKIPPED {test}: no GPU adapter ({e:#}); set QSWEEP_REQUIRE_GPU=1 to fail instead");
+            eprintln!(
+                "SKIPPED {test}: no GPU adapter ({e:#}); set QSWEEP_REQUIRE_GPU=1 to fail instead"
+            );
             None
         }
     }
