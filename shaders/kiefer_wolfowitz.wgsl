@@ -40,7 +40,9 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32) -> RepResult {
         let free = heap[slot_lane];
         let wait = max(free - t, 0.0);
         let service = draw(p.service);
-        // Replace the root by the new free-at time and sift it down.
+        // Replace the root by the new free-at time, Floyd's way: the hole
+        // goes down to a leaf along smaller children (fixed trip count, no
+        // divergence), then x goes up.
         let x = t + wait + service;
         var i = 0u;
         loop {
@@ -58,11 +60,20 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32) -> RepResult {
                     hm = hr;
                 }
             }
-            if (hm >= x) {
-                break;
-            }
             heap[i * stride + slot_lane] = hm;
             i = m;
+        }
+        loop {
+            if (i == 0u) {
+                break;
+            }
+            let parent = (i - 1u) / 2u;
+            let hp = heap[parent * stride + slot_lane];
+            if (hp <= x) {
+                break;
+            }
+            heap[i * stride + slot_lane] = hp;
+            i = parent;
         }
         heap[i * stride + slot_lane] = x;
         if (n >= p.warmup) {

@@ -162,22 +162,30 @@ pub const HIST_BINS: u32 = HIST_OVERFLOW_BIN + 1;
 /// Histograms per slot: waits, then sojourns.
 pub const HISTS_PER_SLOT: u32 = 2;
 
-/// Bin of a scaled, nonnegative time `v` (= t / scale).
+/// Bin of a scaled, nonnegative time `v` (= t / scale). Written with
+/// selects, not branches, so the CPU engine bins all its lanes at once.
 #[inline(always)]
 pub fn hist_bin(v: f32) -> u32 {
-    if v <= 0.0 {
-        return HIST_ZERO_BIN;
-    }
     let bits = v.to_bits();
     let exp = ((bits >> 23) & 0xff) as i32 - 127;
-    if exp < HIST_MIN_EXP {
+    let octave = (exp - HIST_MIN_EXP).clamp(0, HIST_OCTAVES as i32 - 1) as u32;
+    let log_bin =
+        HIST_FIRST_LOG_BIN + octave * HIST_SUB + ((bits >> (23 - HIST_SUB_BITS)) & (HIST_SUB - 1));
+    let bin = if exp < HIST_MIN_EXP {
         HIST_UNDERFLOW_BIN
-    } else if exp >= HIST_MIN_EXP + HIST_OCTAVES as i32 {
+    } else {
+        log_bin
+    };
+    let bin = if exp >= HIST_MIN_EXP + HIST_OCTAVES as i32 {
         HIST_OVERFLOW_BIN
     } else {
-        HIST_FIRST_LOG_BIN
-            + (exp - HIST_MIN_EXP) as u32 * HIST_SUB
-            + ((bits >> (23 - HIST_SUB_BITS)) & (HIST_SUB - 1))
+        bin
+    };
+    // Also catches -0.0 and negative values; NaN has exponent 128: overflow.
+    if v <= 0.0 {
+        HIST_ZERO_BIN
+    } else {
+        bin
     }
 }
 

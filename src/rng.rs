@@ -98,6 +98,88 @@ impl Stream {
     }
 }
 
+/// `N` replications' streams side by side (structure of arrays), so the CPU
+/// engine can run replications in lock step and the compiler can vectorize
+/// the generator across them. Lane `l` is exactly the [`Stream`] of its
+/// replication.
+#[derive(Clone, Copy, Debug)]
+pub struct Lanes<const N: usize> {
+    s: [[u32; N]; 4],
+}
+
+impl<const N: usize> Lanes<N> {
+    pub fn new(seed: u64, point: u32, reps: [u32; N]) -> Self {
+        let mut s = [[0u32; N]; 4];
+        for (l, &rep) in reps.iter().enumerate() {
+            let one = Stream::new(seed, point, rep).state();
+            for k in 0..4 {
+                s[k][l] = one[k];
+            }
+        }
+        Self { s }
+    }
+
+    /// One lane holding `stream`.
+    pub fn from_stream(stream: Stream) -> Self {
+        let mut lanes = Self { s: [[0; N]; 4] };
+        for l in 0..N {
+            lanes.set_lane(l, stream);
+        }
+        lanes
+    }
+
+    /// Lane `l` as a standalone stream (for samplers that run lane by lane).
+    #[inline(always)]
+    pub fn lane(&self, l: usize) -> Stream {
+        Stream {
+            s: [self.s[0][l], self.s[1][l], self.s[2][l], self.s[3][l]],
+        }
+    }
+
+    #[inline(always)]
+    pub fn set_lane(&mut self, l: usize, stream: Stream) {
+        for k in 0..4 {
+            self.s[k][l] = stream.s[k];
+        }
+    }
+
+    /// Next 32 bits of every lane (xoshiro128++, as [`Stream::next_u32`]).
+    #[inline(always)]
+    pub fn next_u32(&mut self) -> [u32; N] {
+        let [s0, s1, s2, s3] = &mut self.s;
+        let mut out = [0u32; N];
+        for l in 0..N {
+            out[l] = s0[l].wrapping_add(s3[l]).rotate_left(7).wrapping_add(s0[l]);
+            let t = s1[l] << 9;
+            s2[l] ^= s0[l];
+            s3[l] ^= s1[l];
+            s1[l] ^= s2[l];
+            s0[l] ^= s3[l];
+            s2[l] ^= t;
+            s3[l] = s3[l].rotate_left(11);
+        }
+        out
+    }
+
+    #[inline(always)]
+    pub fn uniform_open0(&mut self) -> [f32; N] {
+        self.next_u32()
+            .map(|x| ((x >> 8) + 1) as f32 * (1.0 / 16_777_216.0))
+    }
+
+    #[inline(always)]
+    pub fn uniform_closed0(&mut self) -> [f32; N] {
+        self.next_u32()
+            .map(|x| (x >> 8) as f32 * (1.0 / 16_777_216.0))
+    }
+
+    #[inline(always)]
+    pub fn uniform_open(&mut self) -> [f32; N] {
+        self.next_u32()
+            .map(|x| ((x >> 9) as f32 + 0.5) * (1.0 / 8_388_608.0))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,6 +212,22 @@ mod tests {
         assert_ne!(a, Stream::new(1, 1, 0).state());
         assert_ne!(a, Stream::new(2, 0, 0).state());
         assert_eq!(a, Stream::new(1, 0, 0).state());
+    }
+
+    #[test]
+    fn lanes_are_independent_streams() {
+        let mut lanes = Lanes::<8>::new(5, 2, [0, 1, 2, 3, 10, 11, 12, 99]);
+        let mut single: Vec<Stream> = [0, 1, 2, 3, 10, 11, 12, 99]
+            .iter()
+            .map(|&r| Stream::new(5, 2, r))
+            .collect();
+        for _ in 0..100 {
+            let wide = lanes.next_u32();
+            for (l, s) in single.iter_mut().enumerate() {
+                assert_eq!(wide[l], s.next_u32());
+            }
+        }
+        assert_eq!(lanes.lane(7), single[7]);
     }
 
     #[test]

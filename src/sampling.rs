@@ -14,7 +14,7 @@
 //!   variables", ACM TOMS 26(3), 2000, with the `U^(1/a)` boost for a < 1.
 
 use crate::contract::{law_kind, rep_status, thinning, Law, PointParams};
-use crate::rng::Stream;
+use crate::rng::{Lanes, Stream};
 
 /// Iteration bound of the gamma rejection loop (acceptance is above 95%, so
 /// hitting it means broken parameters, reported through `RepResult::status`).
@@ -24,11 +24,42 @@ pub const ERLANG_DIRECT_MAX: u32 = 16;
 /// Cap on the number of stream arrivals summed for one thinned arrival.
 pub const GEOMETRIC_CAP: u32 = 1 << 24;
 
-/// Per-replication sampling state: the stream plus a sticky status word.
-pub struct Sampler<'a> {
-    pub stream: Stream,
-    pub table: &'a [f32],
-    pub status: u32,
+/// Natural logarithm for the CPU engine: Cephes `logf` (Moshier, "Methods
+/// and Programs for Mathematical Functions", 1989), within 2 ulp on normal
+/// positive inputs (the only inputs the samplers produce; zero gives −∞). Inlined and branch-free, so replication loops vectorize;
+/// the GPU uses its builtin `log`, and the two differ only in the last bits.
+#[inline(always)]
+pub fn fast_ln(x: f32) -> f32 {
+    const SQRT_HALF: f32 = std::f32::consts::FRAC_1_SQRT_2;
+    let bits = x.to_bits();
+    // x = m · 2^e with m in [0.5, 1).
+    let mut e = ((bits >> 23) & 0xff) as i32 - 126;
+    let m = f32::from_bits((bits & 0x007f_ffff) | 0x3f00_0000);
+    let small = m < SQRT_HALF;
+    e -= i32::from(small);
+    let x = if small { m + m - 1.0 } else { m - 1.0 };
+    let z = x * x;
+    let mut y = 7.037_683_6e-2_f32;
+    y = y * x - 1.151_461e-1;
+    y = y * x + 1.167_699_9e-1;
+    y = y * x - 1.242_014_1e-1;
+    y = y * x + 1.424_932_3e-1;
+    y = y * x - 1.666_805_8e-1;
+    y = y * x + 2.000_071_5e-1;
+    y = y * x - 2.499_999_4e-1;
+    y = y * x + 3.333_333e-1;
+    y = y * x * z;
+    let ef = e as f32;
+    y += -2.121_944_4e-4 * ef;
+    y += -0.5 * z;
+    let r = x + y;
+    let r = r + 0.693_359_4 * ef;
+    // Zero and subnormals (a gamma proposal can underflow) are −∞.
+    if bits & 0x7f80_0000 == 0 {
+        f32::NEG_INFINITY
+    } else {
+        r
+    }
 }
 
 /// sqrt(2) · erfinv(2u − 1): the standard normal quantile at `u` ∈ (0, 1).
@@ -36,7 +67,7 @@ pub struct Sampler<'a> {
 pub fn normal_quantile(u: f32) -> f32 {
     let x = 2.0 * u - 1.0;
     // w = −ln(1 − x²) computed as −ln(4u(1 − u)) to avoid cancellation.
-    let mut w = -(4.0 * u * (1.0 - u)).ln();
+    let mut w = -fast_ln(4.0 * u * (1.0 - u));
     let p = if w < 5.0 {
         w -= 2.5;
         let mut p = 2.810_226_4e-8_f32;
@@ -63,154 +94,169 @@ pub fn normal_quantile(u: f32) -> f32 {
     std::f32::consts::SQRT_2 * p * x
 }
 
-impl<'a> Sampler<'a> {
-    pub fn new(p: &PointParams, rep: u32, table: &'a [f32]) -> Self {
+/// Sampling state of `N` replications run in lock step: their streams and
+/// sticky status words. Every law is drawn for all lanes at once; laws with
+/// a fixed number of words per draw are plain lane loops the compiler
+/// vectorizes, rejection samplers run lane by lane.
+pub struct Sampler<'a, const N: usize> {
+    pub streams: Lanes<N>,
+    pub table: &'a [f32],
+    pub status: [u32; N],
+}
+
+/// `f` applied lane by lane.
+#[inline(always)]
+fn map<const N: usize>(x: [f32; N], f: impl Fn(f32) -> f32) -> [f32; N] {
+    let mut out = [0.0f32; N];
+    for l in 0..N {
+        out[l] = f(x[l]);
+    }
+    out
+}
+
+impl<'a, const N: usize> Sampler<'a, N> {
+    pub fn new(p: &PointParams, reps: [u32; N], table: &'a [f32]) -> Self {
         Self {
-            stream: Stream::new(p.seed(), p.point_index, rep),
+            streams: Lanes::new(p.seed(), p.point_index, reps),
             table,
-            status: rep_status::OK,
+            status: [rep_status::OK; N],
         }
     }
 
     /// Exponential with the given mean, by inversion.
     #[inline(always)]
-    pub fn exponential(&mut self, mean: f32) -> f32 {
-        -mean * self.stream.uniform_open0().ln()
+    pub fn exponential(&mut self, mean: f32) -> [f32; N] {
+        map(self.streams.uniform_open0(), |u| -mean * fast_ln(u))
     }
 
-    /// Gamma(shape, scale) by Marsaglia–Tsang.
-    pub fn gamma(&mut self, shape: f32, scale: f32) -> f32 {
-        let boosted = shape < 1.0;
-        let a = if boosted { shape + 1.0 } else { shape };
-        let d = a - 1.0 / 3.0;
-        let c = 1.0 / (9.0 * d).sqrt();
-        let mut result = d;
-        let mut accepted = false;
-        for _ in 0..GAMMA_MAX_TRIES {
-            let z = normal_quantile(self.stream.uniform_open());
-            let v = 1.0 + c * z;
-            let u = self.stream.uniform_open0();
-            if v <= 0.0 {
-                continue;
-            }
-            let v3 = v * v * v;
-            if u.ln() < 0.5 * z * z + d - d * v3 + d * v3.ln() {
-                result = d * v3;
-                accepted = true;
-                break;
-            }
+    /// Exponential with a mean per lane.
+    #[inline(always)]
+    fn exponential_each(&mut self, mean: [f32; N]) -> [f32; N] {
+        let u = self.streams.uniform_open0();
+        let mut out = [0.0f32; N];
+        for l in 0..N {
+            out[l] = -mean[l] * fast_ln(u[l]);
         }
-        if !accepted {
-            self.status |= rep_status::SAMPLER_BOUND;
+        out
+    }
+
+    /// Gamma(shape, scale) in every lane.
+    pub fn gamma(&mut self, shape: f32, scale: f32) -> [f32; N] {
+        let mut out = [0.0f32; N];
+        for (l, o) in out.iter_mut().enumerate() {
+            let mut stream = self.streams.lane(l);
+            *o = gamma_one(&mut stream, &mut self.status[l], shape, scale);
+            self.streams.set_lane(l, stream);
         }
-        if boosted {
-            let u = self.stream.uniform_open0();
-            result *= (u.ln() / shape).exp();
-        }
-        result * scale
+        out
     }
 
     /// Sum of `m` exponential phases of the given mean (Erlang-m).
     #[inline(always)]
-    pub fn erlang(&mut self, m: u32, phase_mean: f32) -> f32 {
+    pub fn erlang(&mut self, m: u32, phase_mean: f32) -> [f32; N] {
         if m > ERLANG_DIRECT_MAX {
             return self.gamma(m as f32, phase_mean);
         }
-        let mut log_sum = 0.0f32;
+        let mut log_sum = [0.0f32; N];
         for _ in 0..m {
-            log_sum += self.stream.uniform_open0().ln();
+            let u = self.streams.uniform_open0();
+            for l in 0..N {
+                log_sum[l] += fast_ln(u[l]);
+            }
         }
-        -phase_mean * log_sum
+        map(log_sum, |s| -phase_mean * s)
     }
 
-    /// One draw from `law`, scaled and clamped.
+    /// One draw from `law` per lane, scaled and clamped.
     #[inline(always)]
-    pub fn draw(&mut self, law: &Law) -> f32 {
+    pub fn draw(&mut self, law: &Law) -> [f32; N] {
         let x = match law.kind {
             law_kind::EXP => self.exponential(law.p[0]),
-            law_kind::DET => law.p[0],
+            law_kind::DET => [law.p[0]; N],
             law_kind::ERLANG => self.erlang(law.n, law.p[0]),
             law_kind::GAMMA => self.gamma(law.p[0], law.p[1]),
             law_kind::HYPEREXP => {
-                let branch = self.stream.uniform_closed0();
-                let mean = if branch < law.p[0] {
-                    law.p[1]
-                } else {
-                    law.p[2]
-                };
-                self.exponential(mean)
+                let branch = self.streams.uniform_closed0();
+                let mean = branch.map(|b| if b < law.p[0] { law.p[1] } else { law.p[2] });
+                self.exponential_each(mean)
             }
-            law_kind::LOGNORMAL => {
-                (law.p[0] + law.p[1] * normal_quantile(self.stream.uniform_open())).exp()
-            }
-            law_kind::WEIBULL => {
-                let e = -self.stream.uniform_open().ln();
-                law.p[0] * (law.p[1] * e.ln()).exp()
-            }
+            law_kind::LOGNORMAL => map(self.streams.uniform_open(), |u| {
+                (law.p[0] + law.p[1] * normal_quantile(u)).exp()
+            }),
+            law_kind::WEIBULL => map(self.streams.uniform_open(), |u| {
+                let e = -fast_ln(u);
+                law.p[0] * (law.p[1] * fast_ln(e)).exp()
+            }),
             law_kind::PARETO => {
                 let (alpha, lo, hi) = (law.p[0], law.p[1], law.p[2]);
-                let q = 1.0 - (alpha * (lo / hi).ln()).exp();
-                let u = self.stream.uniform_closed0();
-                lo * (-(1.0 - u * q).ln() / alpha).exp()
+                let q = 1.0 - (alpha * fast_ln(lo / hi)).exp();
+                map(self.streams.uniform_closed0(), |u| {
+                    lo * (-fast_ln(1.0 - u * q) / alpha).exp()
+                })
             }
-            law_kind::UNIFORM => law.p[0] + law.p[1] * self.stream.uniform_closed0(),
+            law_kind::UNIFORM => map(self.streams.uniform_closed0(), |u| law.p[0] + law.p[1] * u),
             law_kind::EMPIRICAL => {
-                let u = self.stream.uniform_closed0();
-                let base = law.offset as usize;
-                if law.n < 2 {
-                    self.table[base]
-                } else {
-                    let pos = u * (law.n - 1) as f32;
-                    let i = (pos as u32).min(law.n - 2);
-                    let frac = pos - i as f32;
-                    let a = self.table[base + i as usize];
-                    let b = self.table[base + i as usize + 1];
-                    a + frac * (b - a)
-                }
+                let table = &self.table[law.offset as usize..(law.offset + law.n) as usize];
+                map(self.streams.uniform_closed0(), |u| empirical(table, u))
             }
-            _ => 0.0,
+            _ => [0.0; N],
         };
-        (law.scale * x).max(law.lo).min(law.hi)
+        map(x, |x| (law.scale * x).max(law.lo).min(law.hi))
     }
 
-    /// Sum of `m` independent draws from `law`, in closed form where the law
-    /// is closed under convolution (exp, Erlang, gamma, det) and by summing
-    /// otherwise. Arrival laws carry no clamps, which the shortcuts rely on.
-    pub fn draw_sum(&mut self, law: &Law, m: u32) -> f32 {
+    /// Sum of `m` independent draws from `law` per lane, in closed form where
+    /// the law is closed under convolution (exp, Erlang, gamma, det) and by
+    /// summing otherwise. Arrival laws carry no clamps, which the shortcuts
+    /// rely on.
+    pub fn draw_sum(&mut self, law: &Law, m: u32) -> [f32; N] {
         match law.kind {
-            law_kind::EXP => law.scale * self.erlang(m, law.p[0]),
-            law_kind::ERLANG => law.scale * self.erlang(m * law.n, law.p[0]),
-            law_kind::GAMMA => law.scale * self.gamma(m as f32 * law.p[0], law.p[1]),
-            law_kind::DET => law.scale * law.p[0] * m as f32,
+            law_kind::EXP => map(self.erlang(m, law.p[0]), |x| law.scale * x),
+            law_kind::ERLANG => map(self.erlang(m * law.n, law.p[0]), |x| law.scale * x),
+            law_kind::GAMMA => map(self.gamma(m as f32 * law.p[0], law.p[1]), |x| law.scale * x),
+            law_kind::DET => [law.scale * law.p[0] * m as f32; N],
             _ => {
-                let mut sum = 0.0f32;
+                let mut sum = [0.0f32; N];
                 for _ in 0..m {
-                    sum += self.draw(law);
+                    let x = self.draw(law);
+                    for l in 0..N {
+                        sum[l] += x[l];
+                    }
                 }
                 sum
             }
         }
     }
 
-    /// Interarrival time at the simulated queue. `ln_keep` is
-    /// ln(1 − 1/route_n), precomputed once per replication for random routing.
+    /// Interarrival time at the simulated queue, per lane. `ln_keep` is
+    /// ln(1 − 1/route_n), computed once per replication for random routing.
     #[inline(always)]
-    pub fn next_interarrival(&mut self, p: &PointParams, ln_keep: f32) -> f32 {
+    pub fn next_interarrival(&mut self, p: &PointParams, ln_keep: f32) -> [f32; N] {
         match p.thinning {
             thinning::RANDOM if p.route_n > 1 => {
                 if p.arrival.kind == law_kind::EXP {
                     // Poisson thinning: a Poisson stream split at random stays Poisson.
                     self.exponential(p.arrival.scale * p.arrival.p[0] * p.route_n as f32)
                 } else {
-                    // Arrivals skipped before one joins this queue: geometric.
-                    let u = self.stream.uniform_open0();
-                    let m = 1.0 + (u.ln() / ln_keep).floor();
-                    let m = if m < GEOMETRIC_CAP as f32 {
-                        m as u32
-                    } else {
-                        GEOMETRIC_CAP
-                    };
-                    self.draw_sum(&p.arrival, m)
+                    // Arrivals skipped before one joins this queue: geometric,
+                    // so the lanes need different sums.
+                    std::array::from_fn(|l| {
+                        let mut one = Sampler::<1> {
+                            streams: Lanes::from_stream(self.streams.lane(l)),
+                            table: self.table,
+                            status: [self.status[l]],
+                        };
+                        let u = one.streams.uniform_open0()[0];
+                        let m = 1.0 + (fast_ln(u) / ln_keep).floor();
+                        let m = if m < GEOMETRIC_CAP as f32 {
+                            m as u32
+                        } else {
+                            GEOMETRIC_CAP
+                        };
+                        let x = one.draw_sum(&p.arrival, m)[0];
+                        self.streams.set_lane(l, one.streams.lane(0));
+                        self.status[l] = one.status[0];
+                        x
+                    })
                 }
             }
             thinning::EVERY_NTH if p.route_n > 1 => self.draw_sum(&p.arrival, p.route_n),
@@ -219,10 +265,57 @@ impl<'a> Sampler<'a> {
     }
 }
 
+/// Piecewise-linear inverse CDF through the sorted `table` at `u` ∈ [0, 1).
+#[inline(always)]
+fn empirical(table: &[f32], u: f32) -> f32 {
+    let n = table.len() as u32;
+    if n < 2 {
+        return table[0];
+    }
+    let pos = u * (n - 1) as f32;
+    let i = (pos as u32).min(n - 2);
+    let frac = pos - i as f32;
+    let (a, b) = (table[i as usize], table[i as usize + 1]);
+    a + frac * (b - a)
+}
+
+/// Gamma(shape, scale) by Marsaglia–Tsang on one stream; sets
+/// `SAMPLER_BOUND` in `status` if the rejection loop hits its bound.
+pub fn gamma_one(stream: &mut Stream, status: &mut u32, shape: f32, scale: f32) -> f32 {
+    let boosted = shape < 1.0;
+    let a = if boosted { shape + 1.0 } else { shape };
+    let d = a - 1.0 / 3.0;
+    let c = 1.0 / (9.0 * d).sqrt();
+    let mut result = d;
+    let mut accepted = false;
+    for _ in 0..GAMMA_MAX_TRIES {
+        let z = normal_quantile(stream.uniform_open());
+        let v = 1.0 + c * z;
+        let u = stream.uniform_open0();
+        if v <= 0.0 {
+            continue;
+        }
+        let v3 = v * v * v;
+        if fast_ln(u) < 0.5 * z * z + d - d * v3 + d * fast_ln(v3) {
+            result = d * v3;
+            accepted = true;
+            break;
+        }
+    }
+    if !accepted {
+        *status |= rep_status::SAMPLER_BOUND;
+    }
+    if boosted {
+        let u = stream.uniform_open0();
+        result *= (fast_ln(u) / shape).exp();
+    }
+    result * scale
+}
+
 /// ln(1 − 1/route_n) in f32, as the kernels compute it.
 pub fn ln_keep(p: &PointParams) -> f32 {
     if p.route_n > 1 {
-        (1.0 - 1.0 / p.route_n as f32).ln()
+        fast_ln(1.0 - 1.0 / p.route_n as f32)
     } else {
         -1.0
     }
@@ -245,18 +338,18 @@ mod tests {
 
     fn sample_moments(l: &Law, n: usize) -> (f64, f64) {
         let table = [1.0f32, 2.0, 4.0];
-        let mut s = Sampler {
-            stream: Stream::new(11, 0, 0),
+        let mut s = Sampler::<1> {
+            streams: Lanes::from_stream(Stream::new(11, 0, 0)),
             table: &table,
-            status: 0,
+            status: [0],
         };
         let (mut m1, mut m2) = (0.0f64, 0.0f64);
         for _ in 0..n {
-            let x = f64::from(s.draw(l));
+            let x = f64::from(s.draw(l)[0]);
             m1 += x;
             m2 += x * x;
         }
-        assert_eq!(s.status, 0);
+        assert_eq!(s.status, [0]);
         (m1 / n as f64, m2 / n as f64)
     }
 
@@ -269,6 +362,52 @@ mod tests {
             "kind {}: mean {m1} vs {mean} (se {se})",
             l.kind
         );
+    }
+
+    #[test]
+    fn fast_ln_is_within_two_ulp_of_libm() {
+        let mut x = 1e-30f32;
+        while x < 1e30 {
+            let (a, b) = (fast_ln(x), x.ln());
+            assert!(
+                (a - b).abs() <= 2.0 * f32::EPSILON * b.abs().max(1.0),
+                "{x}: {a} vs {b}"
+            );
+            x *= 1.000_37;
+        }
+        assert_eq!(fast_ln(1.0), 0.0);
+        assert_eq!(fast_ln(0.0), f32::NEG_INFINITY);
+    }
+
+    #[test]
+    fn lanes_reproduce_single_streams() {
+        // Running replications in lock step must not change any of them.
+        let p = PointParams {
+            seed_lo: 9,
+            point_index: 4,
+            ..PointParams::default()
+        };
+        let table = [0.5f32, 1.0, 3.0];
+        let laws = [
+            law(law_kind::EXP, [2.0, 0.0, 0.0, 0.0]),
+            law(law_kind::GAMMA, [0.7, 1.0, 0.0, 0.0]),
+            law(law_kind::HYPEREXP, [0.8, 0.5, 3.0, 0.0]),
+            Law {
+                n: 3,
+                ..law(law_kind::EMPIRICAL, [0.0; 4])
+            },
+        ];
+        let mut wide = Sampler::<8>::new(&p, std::array::from_fn(|l| l as u32 * 3), &table);
+        let mut narrow: Vec<Sampler<1>> = (0..8)
+            .map(|l| Sampler::<1>::new(&p, [l * 3], &table))
+            .collect();
+        for i in 0..1000 {
+            let l = &laws[i % laws.len()];
+            let w = wide.draw(l);
+            for (k, n) in narrow.iter_mut().enumerate() {
+                assert_eq!(w[k].to_bits(), n.draw(l)[0].to_bits());
+            }
+        }
     }
 
     #[test]
@@ -318,14 +457,11 @@ mod tests {
         l.lo = 0.5;
         l.hi = 3.0;
         let table = [0.0f32];
-        let mut s = Sampler {
-            stream: Stream::new(1, 0, 0),
-            table: &table,
-            status: 0,
-        };
+        let mut s = Sampler::<4>::new(&PointParams::default(), [0, 1, 2, 3], &table);
         for _ in 0..10_000 {
-            let x = s.draw(&l);
-            assert!((0.5..=3.0).contains(&x));
+            for x in s.draw(&l) {
+                assert!((0.5..=3.0).contains(&x));
+            }
         }
     }
 
@@ -347,11 +483,11 @@ mod tests {
                 p.arrival.p[0] = 1.0;
             }
             let table = [0.0f32];
-            let mut s = Sampler::new(&p, 0, &table);
+            let mut s = Sampler::<1>::new(&p, [0], &table);
             let lk = ln_keep(&p);
             let n = 200_000;
             let mean: f64 = (0..n)
-                .map(|_| f64::from(s.next_interarrival(&p, lk)))
+                .map(|_| f64::from(s.next_interarrival(&p, lk)[0]))
                 .sum::<f64>()
                 / n as f64;
             assert!(

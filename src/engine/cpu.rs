@@ -1,39 +1,29 @@
 //! The CPU engine: the reference every GPU kernel is tested against, and the
 //! fallback where no adapter exists.
 //!
-//! `lindley` and `kiefer_wolfowitz` are line-for-line twins of
-//! `shaders/lindley.wgsl` and `shaders/kiefer_wolfowitz.wgsl`. Tiles are
+//! `lindley` and `kiefer_wolfowitz` are twins of `shaders/lindley.wgsl` and
+//! `shaders/kiefer_wolfowitz.wgsl`, run on [`LANES`] replications in lock
+//! step (each lane does exactly what one GPU invocation does). Tiles are
 //! handed to threads through an atomic counter; each replication depends only
 //! on its own stream and histogram counts add, so results do not depend on
-//! the thread count.
+//! the thread count or on how replications are grouped into lanes.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use super::{Batch, BatchOutput, Engine};
-use crate::contract::{hist_bin, kernel, PointParams, RepResult, HISTS_PER_SLOT, HIST_BINS};
+use crate::contract::{hist_bin, kernel, PointParams, RepResult, Tile, HISTS_PER_SLOT, HIST_BINS};
 use crate::sampling::{ln_keep, Sampler};
 
 /// Customers summed in plain f32 before the block sum joins the compensated
 /// total (Kahan): bounds rounding error whatever the replication length.
 pub const SUM_BLOCK: u32 = 256;
 
-/// Per-replication accumulators and the tile's histograms.
-struct Recorder<'h> {
-    hist: &'h mut [u32],
-    inv_scale: f32,
-    wait: Kahan,
-    sojourn: Kahan,
-    service: Kahan,
-    interarrival: Kahan,
-    block: [f32; 4],
-    in_block: u32,
-    waited: u32,
-    max_wait: f32,
-    max_sojourn: f32,
-}
+/// Replications run in lock step per thread: wide enough to fill AVX2
+/// registers and to give the out-of-order core independent work.
+pub const LANES: usize = 8;
 
-/// Kahan–Babuška-free classic Kahan summation (Kahan 1965), in f32 as on the GPU.
+/// Classic Kahan summation (Kahan 1965), in f32 as on the GPU.
 #[derive(Clone, Copy, Default)]
 struct Kahan {
     sum: f32,
@@ -50,35 +40,83 @@ impl Kahan {
     }
 }
 
-impl<'h> Recorder<'h> {
-    fn new(hist: &'h mut [u32], inv_scale: f32) -> Self {
+#[inline(always)]
+fn add<const N: usize>(acc: &mut [f32; N], x: &[f32; N]) {
+    for (a, x) in acc.iter_mut().zip(x) {
+        *a += x;
+    }
+}
+
+#[inline(always)]
+fn max<const N: usize>(acc: &mut [f32; N], x: &[f32; N]) {
+    for (a, x) in acc.iter_mut().zip(x) {
+        *a = a.max(*x);
+    }
+}
+
+/// Per-replication accumulators of `N` lanes (the twin of `Recorder` in
+/// `shaders/common.wgsl`): f32 block sums folded into Kahan sums.
+struct Recorders<const N: usize> {
+    inv_scale: f32,
+    /// wait, sojourn, service, interarrival
+    total: [[Kahan; 4]; N],
+    block: [[f32; N]; 4],
+    in_block: u32,
+    block_waited: [f32; N],
+    waited: [u32; N],
+    max_wait: [f32; N],
+    max_sojourn: [f32; N],
+}
+
+impl<const N: usize> Recorders<N> {
+    fn new(inv_scale: f32) -> Self {
         Self {
-            hist,
             inv_scale,
-            wait: Kahan::default(),
-            sojourn: Kahan::default(),
-            service: Kahan::default(),
-            interarrival: Kahan::default(),
-            block: [0.0; 4],
+            total: [[Kahan::default(); 4]; N],
+            block: [[0.0; N]; 4],
             in_block: 0,
-            waited: 0,
-            max_wait: 0.0,
-            max_sojourn: 0.0,
+            block_waited: [0.0; N],
+            waited: [0; N],
+            max_wait: [0.0; N],
+            max_sojourn: [0.0; N],
         }
     }
 
+    /// Record one customer per lane; only the first `active` lanes count in
+    /// the histograms (the rest pad a partial group).
     #[inline(always)]
-    fn record(&mut self, wait: f32, service: f32, interarrival: f32) {
-        let sojourn = wait + service;
-        self.block[0] += wait;
-        self.block[1] += sojourn;
-        self.block[2] += service;
-        self.block[3] += interarrival;
-        self.waited += u32::from(wait > 0.0);
-        self.max_wait = self.max_wait.max(wait);
-        self.max_sojourn = self.max_sojourn.max(sojourn);
-        self.hist[hist_bin(wait * self.inv_scale) as usize] += 1;
-        self.hist[(HIST_BINS + hist_bin(sojourn * self.inv_scale)) as usize] += 1;
+    fn record(
+        &mut self,
+        hist: &mut [u32],
+        active: usize,
+        wait: &[f32; N],
+        service: &[f32; N],
+        interarrival: &[f32; N],
+    ) {
+        let mut sojourn = [0.0f32; N];
+        for l in 0..N {
+            sojourn[l] = wait[l] + service[l];
+        }
+        add(&mut self.block[0], wait);
+        add(&mut self.block[1], &sojourn);
+        add(&mut self.block[2], service);
+        add(&mut self.block[3], interarrival);
+        // Counted in f32 within a block (exact below 2^24), flushed to u32.
+        for (n, w) in self.block_waited.iter_mut().zip(wait) {
+            *n += if *w > 0.0 { 1.0 } else { 0.0 };
+        }
+        max(&mut self.max_wait, wait);
+        max(&mut self.max_sojourn, &sojourn);
+        let mut wait_bins = [0u32; N];
+        let mut sojourn_bins = [0u32; N];
+        for l in 0..N {
+            wait_bins[l] = hist_bin(wait[l] * self.inv_scale);
+            sojourn_bins[l] = HIST_BINS + hist_bin(sojourn[l] * self.inv_scale);
+        }
+        for l in 0..active {
+            hist[wait_bins[l] as usize] += 1;
+            hist[sojourn_bins[l] as usize] += 1;
+        }
         self.in_block += 1;
         if self.in_block == SUM_BLOCK {
             self.flush();
@@ -87,49 +125,58 @@ impl<'h> Recorder<'h> {
 
     #[inline(always)]
     fn flush(&mut self) {
-        self.wait.add(self.block[0]);
-        self.sojourn.add(self.block[1]);
-        self.service.add(self.block[2]);
-        self.interarrival.add(self.block[3]);
-        self.block = [0.0; 4];
+        for l in 0..N {
+            for k in 0..4 {
+                self.total[l][k].add(self.block[k][l]);
+            }
+            self.waited[l] += self.block_waited[l] as u32;
+        }
+        self.block = [[0.0; N]; 4];
+        self.block_waited = [0.0; N];
         self.in_block = 0;
     }
 
-    fn finish(mut self, customers: u32, status: u32) -> RepResult {
+    fn finish(mut self, customers: u32, status: [u32; N]) -> [RepResult; N] {
         self.flush();
         let n = customers.max(1) as f32;
-        RepResult {
-            mean_wait: self.wait.sum / n,
-            mean_sojourn: self.sojourn.sum / n,
-            p_wait: self.waited as f32 / n,
-            max_wait: self.max_wait,
-            max_sojourn: self.max_sojourn,
-            mean_service: self.service.sum / n,
-            mean_interarrival: self.interarrival.sum / n,
+        std::array::from_fn(|l| RepResult {
+            mean_wait: self.total[l][0].sum / n,
+            mean_sojourn: self.total[l][1].sum / n,
+            p_wait: self.waited[l] as f32 / n,
+            max_wait: self.max_wait[l],
+            max_sojourn: self.max_sojourn[l],
+            mean_service: self.total[l][2].sum / n,
+            mean_interarrival: self.total[l][3].sum / n,
             customers,
-            status,
-        }
+            status: status[l],
+        })
     }
 }
 
-/// One FIFO server: Lindley's recursion W' = max(0, W + S − A)
+/// One FIFO server per lane: Lindley's recursion W' = max(0, W + S − A)
 /// (Lindley, "The theory of queues with a single server", 1952).
-pub fn lindley(p: &PointParams, rep: u32, table: &[f32], hist: &mut [u32]) -> RepResult {
-    let mut rng = Sampler::new(p, rep, table);
+#[inline(always)]
+pub fn lindley<const N: usize>(
+    p: &PointParams,
+    reps: [u32; N],
+    active: usize,
+    table: &[f32],
+    hist: &mut [u32],
+) -> [RepResult; N] {
+    let mut rng = Sampler::<N>::new(p, reps, table);
     let lk = ln_keep(p);
-    let mut rec = Recorder::new(hist, p.inv_hist_scale);
-    let mut wait = 0.0f32;
-    let mut prev_service = 0.0f32;
-    for _ in 0..p.warmup {
+    let mut rec = Recorders::<N>::new(p.inv_hist_scale);
+    let mut wait = [0.0f32; N];
+    let mut prev_service = [0.0f32; N];
+    for i in 0..p.warmup + p.customers {
         let a = rng.next_interarrival(p, lk);
-        wait = (wait + prev_service - a).max(0.0);
+        for l in 0..N {
+            wait[l] = (wait[l] + prev_service[l] - a[l]).max(0.0);
+        }
         prev_service = rng.draw(&p.service);
-    }
-    for _ in 0..p.customers {
-        let a = rng.next_interarrival(p, lk);
-        wait = (wait + prev_service - a).max(0.0);
-        prev_service = rng.draw(&p.service);
-        rec.record(wait, prev_service, a);
+        if i >= p.warmup {
+            rec.record(hist, active, &wait, &prev_service, &a);
+        }
     }
     rec.finish(p.customers, rng.status)
 }
@@ -139,71 +186,155 @@ pub fn rebase_period(servers: u32) -> u32 {
     servers.max(32)
 }
 
-/// `servers` FCFS servers behind one queue: the Kiefer–Wolfowitz recursion
-/// ("On the theory of queues with many servers", Trans. AMS 78, 1955). The
-/// sorted workload vector is kept as a binary min-heap of the times at which
-/// each server becomes free, so a customer costs O(log c): it takes the
-/// earliest-free server (the heap root), waits max(0, free − t), and the root
-/// becomes start + service. Times are relative to an epoch that moves to the
-/// current arrival every `rebase_period` customers, keeping f32 precision
-/// (subtracting a constant and clamping at 0 preserves heap order).
-pub fn kiefer_wolfowitz(
+/// `servers` FCFS servers behind one queue, per lane: the Kiefer–Wolfowitz
+/// recursion ("On the theory of queues with many servers", Trans. AMS 78,
+/// 1955). The sorted workload vector is kept as a binary min-heap of the
+/// times at which each server becomes free, so a customer costs O(log c):
+/// it takes the earliest-free server (the root), waits max(0, free − t), and
+/// the root becomes start + service. The root is replaced Floyd's way
+/// (sift the hole to a leaf, then the new value up), which has a fixed trip
+/// count: no unpredictable branches on a CPU, no divergence on a GPU. Times
+/// are relative to an epoch that moves to the current arrival every
+/// `rebase_period` customers, keeping f32 precision (subtracting a constant
+/// and clamping at 0 preserves heap order). `heap` holds the lanes' heaps
+/// one after another.
+#[inline(always)]
+pub fn kiefer_wolfowitz<const N: usize>(
     p: &PointParams,
-    rep: u32,
+    reps: [u32; N],
+    active: usize,
     table: &[f32],
     hist: &mut [u32],
     heap: &mut Vec<f32>,
-) -> RepResult {
+) -> [RepResult; N] {
     let c = p.servers.max(1) as usize;
+    // Lane l's heap is heap[l * (c + 1)..][..c], then its sentinel.
+    let stride = c + 1;
     heap.clear();
-    heap.resize(c, 0.0);
-    let mut rng = Sampler::new(p, rep, table);
+    heap.resize(stride * N, 0.0);
+    for l in 0..N {
+        heap[l * stride + c] = f32::MAX;
+    }
+    let mut rng = Sampler::<N>::new(p, reps, table);
     let lk = ln_keep(p);
-    let mut rec = Recorder::new(hist, p.inv_hist_scale);
+    let mut rec = Recorders::<N>::new(p.inv_hist_scale);
     let period = rebase_period(p.servers);
-    let mut t = 0.0f32;
+    let mut t = [0.0f32; N];
     let mut since_rebase = 0u32;
-    for i in 0..p.warmup + p.customers {
+    let mut wait = [0.0f32; N];
+    for n in 0..p.warmup + p.customers {
         let a = rng.next_interarrival(p, lk);
-        t += a;
+        for l in 0..N {
+            t[l] += a[l];
+        }
         since_rebase += 1;
         if since_rebase == period {
-            for h in heap.iter_mut() {
-                *h = (*h - t).max(0.0);
+            for (l, lane_heap) in heap.chunks_exact_mut(stride).enumerate() {
+                for h in &mut lane_heap[..c] {
+                    *h = (*h - t[l]).max(0.0);
+                }
             }
-            t = 0.0;
+            t = [0.0; N];
             since_rebase = 0;
         }
-        let free = heap[0];
-        let wait = (free - t).max(0.0);
+        for l in 0..N {
+            wait[l] = (heap[l * stride] - t[l]).max(0.0);
+        }
         let service = rng.draw(&p.service);
-        sift_down_root(heap, t + wait + service);
-        if i >= p.warmup {
-            rec.record(wait, service, a);
+        for (l, lane_heap) in heap.chunks_exact_mut(stride).enumerate() {
+            replace_root(lane_heap, c, t[l] + wait[l] + service[l]);
+        }
+        if n >= p.warmup {
+            rec.record(hist, active, &wait, &service, &a);
         }
     }
     rec.finish(p.customers, rng.status)
 }
 
-/// Replace the heap's root by `x` and restore the min-heap property.
+/// Replace the root of a heap of `c` free-at times by `x` (Floyd: the hole
+/// goes to a leaf along smaller children, then `x` goes up). `heap[c]` is a
+/// `f32::MAX` sentinel standing in for a missing right child. Twin of the
+/// loop in kiefer_wolfowitz.wgsl.
 #[inline(always)]
-fn sift_down_root(heap: &mut [f32], x: f32) {
-    let c = heap.len();
+fn replace_root(heap: &mut [f32], c: usize, x: f32) {
     let mut i = 0;
-    loop {
-        let l = 2 * i + 1;
-        if l >= c {
-            break;
-        }
-        let r = l + 1;
-        let m = if r < c && heap[r] < heap[l] { r } else { l };
-        if heap[m] >= x {
-            break;
-        }
+    let mut left = 1;
+    while left < c {
+        let right = left + 1;
+        let m = if heap[right] < heap[left] {
+            right
+        } else {
+            left
+        };
         heap[i] = heap[m];
         i = m;
+        left = 2 * i + 1;
+    }
+    while i > 0 {
+        let parent = (i - 1) / 2;
+        if heap[parent] <= x {
+            break;
+        }
+        heap[i] = heap[parent];
+        i = parent;
     }
     heap[i] = x;
+}
+
+/// Simulate one tile's replications, `LANES` at a time.
+#[inline(always)]
+fn run_tile(
+    p: &PointParams,
+    tile: &Tile,
+    table: &[f32],
+    hist: &mut [u32],
+    heap: &mut Vec<f32>,
+    out: &mut Vec<RepResult>,
+) {
+    let mut r = tile.rep_start;
+    let end = tile.rep_start + tile.rep_count;
+    while r < end {
+        let active = ((end - r) as usize).min(LANES);
+        // Pad a partial group with copies of its last replication.
+        let reps: [u32; LANES] = std::array::from_fn(|l| r + (l.min(active - 1)) as u32);
+        let res = match p.kernel {
+            kernel::LINDLEY => lindley::<LANES>(p, reps, active, table, hist),
+            _ => kiefer_wolfowitz::<LANES>(p, reps, active, table, hist, heap),
+        };
+        out.extend_from_slice(&res[..active]);
+        r += active as u32;
+    }
+}
+
+/// [`run_tile`] compiled for AVX2: wider vectors, the same IEEE operations
+/// (Rust never contracts a·b + c into an FMA), so the same results.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn run_tile_avx2(
+    p: &PointParams,
+    tile: &Tile,
+    table: &[f32],
+    hist: &mut [u32],
+    heap: &mut Vec<f32>,
+    out: &mut Vec<RepResult>,
+) {
+    run_tile(p, tile, table, hist, heap, out)
+}
+
+fn run_tile_best(
+    p: &PointParams,
+    tile: &Tile,
+    table: &[f32],
+    hist: &mut [u32],
+    heap: &mut Vec<f32>,
+    out: &mut Vec<RepResult>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        return unsafe { run_tile_avx2(p, tile, table, hist, heap, out) };
+    }
+    run_tile(p, tile, table, hist, heap, out)
 }
 
 /// The CPU engine on `threads` worker threads.
@@ -253,15 +384,14 @@ impl Engine for CpuEngine {
                         let p = &batch.params[tile.param_index as usize];
                         tile_hist.fill(0);
                         tile_reps.clear();
-                        for rep in tile.rep_start..tile.rep_start + tile.rep_count {
-                            let r = match p.kernel {
-                                kernel::LINDLEY => lindley(p, rep, batch.table, &mut tile_hist),
-                                _ => {
-                                    kiefer_wolfowitz(p, rep, batch.table, &mut tile_hist, &mut heap)
-                                }
-                            };
-                            tile_reps.push(r);
-                        }
+                        run_tile_best(
+                            p,
+                            tile,
+                            batch.table,
+                            &mut tile_hist,
+                            &mut heap,
+                            &mut tile_reps,
+                        );
                         reps.lock().unwrap()[starts[i]..starts[i] + tile_reps.len()]
                             .copy_from_slice(&tile_reps);
                         let mut h = hist.lock().unwrap();
