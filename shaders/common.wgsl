@@ -28,8 +28,8 @@ struct PointParams {
     seed_hi: u32,
     point_index: u32,
     inv_hist_scale: f32,
-    _pad0: u32,
-    _pad1: u32,
+    choices: u32,
+    routers: u32,
 }
 
 struct Tile {
@@ -57,34 +57,40 @@ struct DispatchInfo {
     tiles: u32,
     groups_x: u32,
     lanes: u32,
+    // This pass simulates customers [begin, end) of each replication.
+    begin: u32,
+    end: u32,
+    _pad0: u32,
+    _pad1: u32,
 }
 
-const LAW_EXP: u32 = 0u;
-const LAW_DET: u32 = 1u;
-const LAW_ERLANG: u32 = 2u;
-const LAW_GAMMA: u32 = 3u;
-const LAW_HYPEREXP: u32 = 4u;
-const LAW_LOGNORMAL: u32 = 5u;
-const LAW_WEIBULL: u32 = 6u;
-const LAW_PARETO: u32 = 7u;
-const LAW_UNIFORM: u32 = 8u;
-const LAW_EMPIRICAL: u32 = 9u;
+// A replication's state between passes (see src/engine/gpu.rs: passes keep
+// every dispatch short, and under llvmpipe's cap of 65535 loop iterations
+// per invocation).
+struct LaneState {
+    rng: vec4<u32>,
+    sums: vec4<f32>,
+    carry: vec4<f32>,
+    block: vec4<f32>,
+    // Kernel variables: Lindley (wait, previous service); Kiefer-Wolfowitz
+    // (time since the epoch, customers since the last rebase).
+    x: f32,
+    y: f32,
+    since_rebase: u32,
+    status: u32,
+    in_block: u32,
+    waited: u32,
+    recorded: u32,
+    max_wait: f32,
+    max_sojourn: f32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
 
-const THIN_NONE: u32 = 0u;
-const THIN_RANDOM: u32 = 1u;
-const THIN_EVERY_NTH: u32 = 2u;
-
-const TILE_REPS: u32 = 64u;
-const SUM_BLOCK: u32 = 256u;
-
-// Histogram layout (src/contract.rs): zero, underflow, 28 octaves x 64, overflow.
-const HIST_SUB_BITS: u32 = 6u;
-const HIST_SUB: u32 = 64u;
-const HIST_MIN_EXP: i32 = -14;
-const HIST_OCTAVES: u32 = 28u;
-const HIST_OVERFLOW_BIN: u32 = 1794u;
-const HIST_BINS: u32 = 1795u;
-const HIST_SLOT_WORDS: u32 = 3590u;
+// The contract's constants (law kinds, thinning modes, TILE_REPS, SUM_BLOCK,
+// the histogram layout) are generated from src/contract.rs and prepended by
+// src/engine/gpu.rs, so they cannot drift from the CPU side.
 
 @group(0) @binding(0) var<storage, read> params: array<PointParams>;
 @group(0) @binding(1) var<storage, read> tiles: array<Tile>;
@@ -92,6 +98,7 @@ const HIST_SLOT_WORDS: u32 = 3590u;
 @group(0) @binding(3) var<storage, read_write> results: array<RepResult>;
 @group(0) @binding(4) var<storage, read_write> hist: array<atomic<u32>>;
 @group(0) @binding(5) var<uniform> info: DispatchInfo;
+@group(0) @binding(7) var<storage, read_write> lane_state: array<LaneState>;
 
 // The tile's histograms (waits, then sojourns), merged into `hist` at the end.
 var<workgroup> tile_hist: array<atomic<u32>, HIST_SLOT_WORDS>;
@@ -133,6 +140,7 @@ struct Recorder {
     block: vec4<f32>,
     in_block: u32,
     waited: u32,
+    recorded: u32,
     max_wait: f32,
     max_sojourn: f32,
     inv_scale: f32,
@@ -146,6 +154,7 @@ fn rec_init(inv_scale: f32) {
     rec.block = vec4<f32>(0.0);
     rec.in_block = 0u;
     rec.waited = 0u;
+    rec.recorded = 0u;
     rec.max_wait = 0.0;
     rec.max_sojourn = 0.0;
     rec.inv_scale = inv_scale;
@@ -170,6 +179,7 @@ fn rec_record(wait: f32, service: f32, interarrival: f32) {
     rec.max_sojourn = max(rec.max_sojourn, sojourn);
     atomicAdd(&tile_hist[hist_bin(wait * rec.inv_scale)], 1u);
     atomicAdd(&tile_hist[HIST_BINS + hist_bin(sojourn * rec.inv_scale)], 1u);
+    rec.recorded += 1u;
     rec.in_block += 1u;
     if (rec.in_block == SUM_BLOCK) {
         rec_flush();
@@ -187,7 +197,45 @@ fn rec_finish(customers: u32) -> RepResult {
     r.max_sojourn = rec.max_sojourn;
     r.mean_service = rec.wait.z / n;
     r.mean_interarrival = rec.wait.w / n;
-    r.customers = customers;
+    // What was actually recorded, so the host can check that no replication
+    // was cut short.
+    r.customers = rec.recorded;
     r.status = rng_status;
     return r;
+}
+
+// Save or restore the stream, the recorder and the kernel variables x, y,
+// since_rebase of the invocation's replication between passes.
+fn state_store(slot: u32, x: f32, y: f32, since_rebase: u32) {
+    var st: LaneState;
+    st.rng = rng_s;
+    st.sums = rec.wait;
+    st.carry = rec.carry;
+    st.block = rec.block;
+    st.x = x;
+    st.y = y;
+    st.since_rebase = since_rebase;
+    st.status = rng_status;
+    st.in_block = rec.in_block;
+    st.waited = rec.waited;
+    st.recorded = rec.recorded;
+    st.max_wait = rec.max_wait;
+    st.max_sojourn = rec.max_sojourn;
+    lane_state[slot] = st;
+}
+
+fn state_load(slot: u32, inv_scale: f32) -> LaneState {
+    let st = lane_state[slot];
+    rng_s = st.rng;
+    rng_status = st.status;
+    rec.wait = st.sums;
+    rec.carry = st.carry;
+    rec.block = st.block;
+    rec.in_block = st.in_block;
+    rec.waited = st.waited;
+    rec.recorded = st.recorded;
+    rec.max_wait = st.max_wait;
+    rec.max_sojourn = st.max_sojourn;
+    rec.inv_scale = inv_scale;
+    return st;
 }

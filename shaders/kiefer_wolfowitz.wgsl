@@ -11,21 +11,33 @@ fn rebase_period(servers: u32) -> u32 {
     return max(servers, 32u);
 }
 
-fn simulate(p: PointParams, rep: u32, slot_lane: u32) -> RepResult {
-    rng_init(p.seed_lo, p.seed_hi, p.point_index, rep);
-    rng_status = 0u;
-    rec_init(p.inv_hist_scale);
-    let lk = ln_keep(p);
+// Runs customers [info.begin, info.end) of replication `rep` (see
+// lindley.wgsl); the heap stays in `heap` between passes.
+fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
+    let total = p.warmup + p.customers;
+    if (info.begin >= total) {
+        return;
+    }
     let c = max(p.servers, 1u);
     let stride = info.lanes;
-    for (var i = 0u; i < c; i++) {
-        heap[i * stride + slot_lane] = 0.0;
-    }
-    let period = rebase_period(p.servers);
     var t = 0.0;
     var since_rebase = 0u;
-    let total = p.warmup + p.customers;
-    for (var n = 0u; n < total; n++) {
+    if (info.begin == 0u) {
+        rng_init(p.seed_lo, p.seed_hi, p.point_index, rep);
+        rng_status = 0u;
+        rec_init(p.inv_hist_scale);
+        for (var i = 0u; i < c; i++) {
+            heap[i * stride + slot_lane] = 0.0;
+        }
+    } else {
+        let st = state_load(slot_lane, p.inv_hist_scale);
+        t = st.x;
+        since_rebase = st.since_rebase;
+    }
+    let lk = ln_keep(p);
+    let period = rebase_period(p.servers);
+    let end = min(info.end, total);
+    for (var n = info.begin; n < end; n++) {
         let a = next_interarrival(p, lk);
         t += a;
         since_rebase += 1u;
@@ -80,7 +92,11 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32) -> RepResult {
             rec_record(wait, service, a);
         }
     }
-    return rec_finish(p.customers);
+    if (end == total) {
+        results[result_index] = rec_finish(p.customers);
+    } else {
+        state_store(slot_lane, t, 0.0, since_rebase);
+    }
 }
 
 @compute @workgroup_size(64)
@@ -95,8 +111,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         slot = tile.hist_slot;
         if (lane < tile.rep_count) {
             let p = params[tile.param_index];
-            let r = simulate(p, tile.rep_start + lane, local_tile * TILE_REPS + lane);
-            results[(info.tile_offset + local_tile) * TILE_REPS + lane] = r;
+            let global = (info.tile_offset + local_tile) * TILE_REPS + lane;
+            simulate(p, tile.rep_start + lane, local_tile * TILE_REPS + lane, global);
         }
     }
     workgroupBarrier();

@@ -1,26 +1,41 @@
 // One FIFO server per replication: Lindley's recursion W' = max(0, W + S - A).
 // Twin of `lindley` in src/engine/cpu.rs. One replication per invocation,
-// all state in registers; one workgroup per tile.
+// all state in registers within a pass; one workgroup per tile.
 
-fn simulate(p: PointParams, rep: u32) -> RepResult {
-    rng_init(p.seed_lo, p.seed_hi, p.point_index, rep);
-    rng_status = 0u;
-    rec_init(p.inv_hist_scale);
-    let lk = ln_keep(p);
+// Runs customers [info.begin, info.end) of replication `rep`; its state
+// lives in lane_state[slot] between passes. Writes the result on the pass
+// that finishes the replication.
+fn simulate(p: PointParams, rep: u32, slot: u32, result_index: u32) {
+    let total = p.warmup + p.customers;
+    if (info.begin >= total) {
+        return;
+    }
     var wait = 0.0;
     var prev_service = 0.0;
-    for (var i = 0u; i < p.warmup; i++) {
+    if (info.begin == 0u) {
+        rng_init(p.seed_lo, p.seed_hi, p.point_index, rep);
+        rng_status = 0u;
+        rec_init(p.inv_hist_scale);
+    } else {
+        let st = state_load(slot, p.inv_hist_scale);
+        wait = st.x;
+        prev_service = st.y;
+    }
+    let lk = ln_keep(p);
+    let end = min(info.end, total);
+    for (var i = info.begin; i < end; i++) {
         let a = next_interarrival(p, lk);
         wait = max(wait + prev_service - a, 0.0);
         prev_service = draw(p.service);
+        if (i >= p.warmup) {
+            rec_record(wait, prev_service, a);
+        }
     }
-    for (var i = 0u; i < p.customers; i++) {
-        let a = next_interarrival(p, lk);
-        wait = max(wait + prev_service - a, 0.0);
-        prev_service = draw(p.service);
-        rec_record(wait, prev_service, a);
+    if (end == total) {
+        results[result_index] = rec_finish(p.customers);
+    } else {
+        state_store(slot, wait, prev_service, 0u);
     }
-    return rec_finish(p.customers);
 }
 
 @compute @workgroup_size(64)
@@ -35,7 +50,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         slot = tile.hist_slot;
         if (lane < tile.rep_count) {
             let p = params[tile.param_index];
-            results[(info.tile_offset + local_tile) * TILE_REPS + lane] = simulate(p, tile.rep_start + lane);
+            let global = (info.tile_offset + local_tile) * TILE_REPS + lane;
+            simulate(p, tile.rep_start + lane, local_tile * TILE_REPS + lane, global);
         }
     }
     workgroupBarrier();

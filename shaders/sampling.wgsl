@@ -2,10 +2,8 @@
 // for the algorithms and their sources). Same words consumed in the same
 // order, same f32 arithmetic.
 
-const GAMMA_MAX_TRIES: u32 = 64u;
-const ERLANG_DIRECT_MAX: u32 = 16u;
-const GEOMETRIC_CAP: u32 = 16777216u;
-const STATUS_SAMPLER_BOUND: u32 = 1u;
+// GAMMA_MAX_TRIES, ERLANG_DIRECT_MAX, GEOMETRIC_CAP and the STATUS_* bits
+// come from src/sampling.rs and src/contract.rs (see common.wgsl).
 
 var<private> rng_status: u32;
 

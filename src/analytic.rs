@@ -39,8 +39,20 @@
 //!   exponential servers", Operations Research 29, 1981, 567–588 (used in a
 //!   test only).
 //!
-//! Routing policies that sample servers (power of d choices, Mitzenmacher
-//! 2001) have only mean-field / asymptotic results; they are not modelled here.
+//! - \[Mitz01\] M. Mitzenmacher, "The power of two choices in randomized load
+//!   balancing", IEEE Trans. Parallel and Distributed Systems 12(10), 2001,
+//!   1094–1104; \[VDK96\] N. D. Vvedenskaya, R. L. Dobrushin, F. I.
+//!   Karpelevich, "Queueing system with selection of the shortest of two
+//!   queues: an asymptotic approach", Problems of Information Transmission
+//!   32(1), 1996, 15–27 (the power-of-d mean-field limit).
+//!
+//! The dynamic policies (`jsq`, `pod`, `jiq`, `lwl`, several routers) have
+//! exact results only where they reduce to a classical queue: one server
+//! (every policy sends everything to it: M/M/1 and friends), `pod` with one
+//! choice (random routing), and `lwl`, whose waits are the central queue's.
+//! Power of d ≥ 2 choices with one router, Poisson arrivals and exponential
+//! service gets the mean-field (R → ∞) limit, `approx:mean_field_pod`; the
+//! rest get `none`.
 
 /// Routing policy of the load balancer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,6 +63,23 @@ pub enum Policy {
     RoundRobin,
     /// One FCFS queue in front of all `servers * workers` workers.
     Central,
+    /// Join the shortest queue; `routers` routers each see only their own requests.
+    Jsq { routers: u32 },
+    /// Power of `d` choices (`d` already at most `servers`).
+    Pod { d: u32, routers: u32 },
+    /// Join the idle queue.
+    Jiq { routers: u32 },
+    /// Least work left: the central queue's waits.
+    Lwl,
+    /// `routers` > 1 routers, each with its own central queue.
+    CentralRouters { routers: u32 },
+}
+
+impl Policy {
+    /// Whether the dispatch kernel simulates it (single-worker servers only).
+    fn is_dynamic(self) -> bool {
+        !matches!(self, Policy::Random | Policy::RoundRobin | Policy::Central)
+    }
 }
 
 /// Family of a distribution, as far as the formulas care.
@@ -103,7 +132,8 @@ pub struct Baseline {
     pub p99_wait: Option<f64>,
     /// One of "exact:mm1", "exact:erlang_c", "exact:pollaczek_khinchine",
     /// "exact:md1", "exact:er_m_1", "exact:gi_m_1",
-    /// "approx:kraemer_langenbach_belz", "approx:allen_cunneen", "none",
+    /// "approx:kraemer_langenbach_belz", "approx:allen_cunneen",
+    /// "approx:mean_field_pod", "none",
     /// "unstable". An `approx:` label covers both numbers (the p99 then comes
     /// from an exponential-tail fit to the approximate mean).
     pub method: String,
@@ -242,6 +272,11 @@ impl KnownLst {
 /// - RoundRobin: each dyno gets every R-th arrival (interarrival = sum of R
 ///   interarrivals: Erlang-R for Poisson input, scv s/R in general), c = workers.
 ///
+/// - Lwl: the central queue's waits; Pod with d = 1: random routing; Jsq,
+///   Pod and Jiq with R = 1: the one server's queue; Pod with 2 <= d < R, one
+///   router, Poisson arrivals and exponential service: the mean-field limit
+///   ([`mean_field_pod`]); every other dynamic configuration: none.
+///
 /// Then, with rho = lambda E\[S\] / (R * workers):
 /// rho >= 1 (or NaN) gives "unstable"; Poisson input with exponential service
 /// gives M/M/1 or Erlang C; a single-server queue with exponential service and
@@ -269,11 +304,20 @@ pub fn baseline(q: &QueueInput) -> Baseline {
     }
 
     let r = q.servers;
-    let (c, lam, split) = match q.policy {
+    if q.policy.is_dynamic() && q.workers != 1 {
+        return Baseline::none();
+    }
+    let policy = match q.policy {
+        Policy::Lwl => Policy::Central,
+        Policy::Pod { d: 1, .. } => Policy::Random,
+        p => p,
+    };
+    let (c, lam, split) = match policy {
         Policy::Central => match r.checked_mul(q.workers) {
             Some(c) => (c, q.lambda, Split::Identity),
             None => return Baseline::none(),
         },
+        Policy::CentralRouters { .. } => return Baseline::none(),
         _ if r == 1 => (q.workers, q.lambda, Split::Identity),
         Policy::Random => (
             q.workers,
@@ -281,6 +325,13 @@ pub fn baseline(q: &QueueInput) -> Baseline {
             Split::Thin(1.0 / f64::from(r)),
         ),
         Policy::RoundRobin => (q.workers, q.lambda / f64::from(r), Split::Sum(r)),
+        Policy::Pod { d, routers: 1 }
+            if d < r && is_exponential(&q.arrival) && is_exponential(&s) =>
+        {
+            let m = mean_field_pod(d, rho, s.mean);
+            return Baseline::new("approx:mean_field_pod", Some(m.mean_wait), Some(m.p99_wait));
+        }
+        _ => return Baseline::none(),
     };
     let mu = 1.0 / s.mean;
     let arrival_poisson = is_exponential(&q.arrival);
@@ -352,6 +403,85 @@ pub fn baseline(q: &QueueInput) -> Baseline {
         // P(W > 0) ~ Erlang C (the M/M/c value), exponential tail fitted to the mean.
         let p99 = exp_tail_quantile(erlang_c(c, lam * s.mean), mean, P99);
         Baseline::new("approx:allen_cunneen", Some(mean), Some(p99))
+    }
+}
+
+/// Mean and p99 wait of the power-of-d-choices mean-field limit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MeanFieldPod {
+    pub mean_wait: f64,
+    pub p99_wait: f64,
+}
+
+/// The R → ∞ limit of power of `d` choices (d >= 2) with Poisson arrivals at
+/// `rho` per server and exponential service of mean `service_mean`
+/// ([VDK96]; [Mitz01], Theorem 3.6 and its corollary).
+///
+/// In the limit the fraction of servers with at least i requests present is
+/// s_i = rho^((d^i − 1)/(d − 1)) (so s_1 = rho, s_2 = rho^(d+1), ...). The mean
+/// number present per server is Σ_{i≥1} s_i and, by Little's law with
+/// per-server arrival rate λ = rho/E\[S\], the mean sojourn time is
+///
+///   T = E\[S\] · Σ_{i≥1} rho^((d^i − 1)/(d − 1) − 1) = E\[S\] · Σ_{i≥1} rho^((d^i − d)/(d − 1)),
+///
+/// (for d = 2, with E\[S\] = 1: T = 1 + rho^2 + rho^6 + rho^14 + ...; d = 1 would
+/// give the M/M/1 value 1/(1 − rho)). The mean wait is T − E\[S\] (the i = 1
+/// term is the service). For the tail: an arrival's d samples all have at
+/// least k present with probability s_k^d = rho^((d^(k+1) − d)/(d − 1)), so it
+/// joins a queue of exactly k with probability s_k^d − s_(k+1)^d and, FIFO
+/// behind k exponential services, waits Erlang(k, 1/E\[S\]):
+/// P(W > x) = Σ_{k≥1} (s_k^d − s_(k+1)^d) P(Erlang(k) > x), whose mean
+/// Σ_k s_k^d E\[S\] is the same T − E\[S\]. The p99 solves P(W > x) = 0.01.
+pub fn mean_field_pod(d: u32, rho: f64, service_mean: f64) -> MeanFieldPod {
+    let df = f64::from(d.max(2));
+    // s_k^d for k = 1, 2, ... while it matters: the exponents grow like d^k.
+    let mut join_at_least = Vec::new();
+    for k in 1..64 {
+        let exponent = (df.powi(k + 1) - df) / (df - 1.0);
+        let x = rho.powf(exponent);
+        if x.is_nan() || x <= 1e-300 {
+            break;
+        }
+        join_at_least.push(x);
+    }
+    let mean_wait = service_mean * join_at_least.iter().sum::<f64>();
+    let mu = 1.0 / service_mean;
+    let tail = |x: f64| {
+        // Σ_k (s_k^d − s_(k+1)^d) P(Erlang(k, mu) > x), with
+        // P(Erlang(k) > x) = e^(−mu x) Σ_{j<k} (mu x)^j / j!.
+        let mut sum = 0.0;
+        let mut term = (-mu * x).exp(); // j = 0 term of the Poisson sum
+        let mut erlang_tail = 0.0;
+        for (i, &a) in join_at_least.iter().enumerate() {
+            let k = i + 1;
+            erlang_tail += term;
+            term *= mu * x / k as f64;
+            let next = join_at_least.get(k).copied().unwrap_or(0.0);
+            sum += (a - next) * erlang_tail;
+        }
+        sum
+    };
+    let p99_wait = if tail(0.0) <= 1.0 - P99 {
+        0.0
+    } else {
+        let mut hi = service_mean.max(mean_wait);
+        while tail(hi) > 1.0 - P99 && hi < 1e300 {
+            hi *= 2.0;
+        }
+        let mut lo = 0.0;
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if tail(mid) > 1.0 - P99 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        0.5 * (lo + hi)
+    };
+    MeanFieldPod {
+        mean_wait,
+        p99_wait,
     }
 }
 
@@ -1404,6 +1534,89 @@ mod tests {
             4.0 * 50f64.ln(),
             1e-14
         ));
+    }
+
+    #[test]
+    fn dynamic_policies() {
+        let exp = exp_law(1.0);
+        // One server: whatever the policy, M/M/1.
+        for policy in [
+            Policy::Jsq { routers: 1 },
+            Policy::Jsq { routers: 3 },
+            Policy::Pod { d: 1, routers: 1 },
+            Policy::Jiq { routers: 2 },
+            Policy::Lwl,
+        ] {
+            let b = baseline(&input(policy, 1, 1, 0.8, exp));
+            assert_eq!(b.method, "exact:mm1", "{policy:?}");
+            assert!(rel_close(b.mean_wait.unwrap(), 0.8 / 0.2, 1e-12));
+        }
+        // lwl is the central queue; pod with one choice is random routing.
+        assert_eq!(
+            baseline(&input(Policy::Lwl, 10, 1, 9.0, exp)),
+            baseline(&input(Policy::Central, 10, 1, 9.0, exp))
+        );
+        assert_eq!(
+            baseline(&input(Policy::Pod { d: 1, routers: 4 }, 10, 1, 9.0, exp)),
+            baseline(&input(Policy::Random, 10, 1, 9.0, exp))
+        );
+        // Power of two: mean-field, T = 1 + rho^2 + rho^6 + rho^14 + ...
+        let b = baseline(&input(Policy::Pod { d: 2, routers: 1 }, 1000, 1, 900.0, exp));
+        assert_eq!(b.method, "approx:mean_field_pod");
+        let t: f64 = (1..30).map(|i| 0.9f64.powi((1 << i) - 2)).sum();
+        assert!(rel_close(b.mean_wait.unwrap(), t - 1.0, 1e-12), "{b:?}");
+        // d = 3 at rho 0.5 in units of 2: T/2 = 1 + 0.5^3 + 0.5^12 + 0.5^39.
+        let m = mean_field_pod(3, 0.5, 2.0);
+        assert!(rel_close(m.mean_wait, 2.0 * (0.125 + 0.5f64.powi(12) + 0.5f64.powi(39)), 1e-12));
+        // The tail integrates to the mean: check P(W > p99) by the formula
+        // for d = 2, rho = 0.9 against a direct numerical integral of it.
+        let m = mean_field_pod(2, 0.9, 1.0);
+        assert!(m.p99_wait > m.mean_wait && m.p99_wait < 20.0, "{m:?}");
+        // A large d behaves like JSQ in the limit: P(W > 0) = rho^d.
+        let m = mean_field_pod(32, 0.8, 1.0);
+        assert!(m.mean_wait < 0.8f64.powi(32) * 1.01 && m.p99_wait == 0.0, "{m:?}");
+        // No exact or mean-field result: none. Dynamic policies need one worker.
+        for q in [
+            input(Policy::Jsq { routers: 1 }, 10, 1, 9.0, exp),
+            input(Policy::Jiq { routers: 1 }, 10, 1, 9.0, exp),
+            input(Policy::Pod { d: 2, routers: 2 }, 10, 1, 9.0, exp),
+            input(Policy::Pod { d: 10, routers: 1 }, 10, 1, 9.0, exp),
+            input(Policy::CentralRouters { routers: 2 }, 10, 1, 9.0, exp),
+            input(Policy::CentralRouters { routers: 2 }, 1, 1, 0.5, exp),
+            input(Policy::Pod { d: 2, routers: 1 }, 10, 1, 9.0, law(Family::Det, 1.0, 0.0)),
+            input(Policy::Jsq { routers: 1 }, 1, 2, 0.5, exp),
+        ] {
+            assert_eq!(baseline(&q).method, "none", "{q:?}");
+        }
+        assert_eq!(baseline(&input(Policy::Jsq { routers: 1 }, 10, 1, 11.0, exp)).method, "unstable");
+    }
+
+    #[test]
+    fn mean_field_pod_tail_matches_its_mean() {
+        // E[W] = ∫ P(W > x) dx: integrate the tail the p99 is read from.
+        for (d, rho) in [(2, 0.5), (2, 0.9), (3, 0.95)] {
+            let m = mean_field_pod(d, rho, 1.0);
+            // Rebuild the tail as in mean_field_pod and integrate it.
+            let df = f64::from(d);
+            let a: Vec<f64> = (1..40)
+                .map(|k| rho.powf((df.powi(k + 1) - df) / (df - 1.0)))
+                .collect();
+            let tail = |x: f64| {
+                let mut sum = 0.0;
+                for k in 1..a.len() {
+                    let erl: f64 = (0..k)
+                        .map(|j| (-x).exp() * x.powi(j as i32) / (1..=j).map(|i| i as f64).product::<f64>())
+                        .sum();
+                    sum += (a[k - 1] - a[k]) * erl;
+                }
+                sum
+            };
+            let (n, top) = (200_000, 80.0);
+            let h = top / n as f64;
+            let integral: f64 = (0..n).map(|i| tail((i as f64 + 0.5) * h) * h).sum();
+            assert!(rel_close(integral, m.mean_wait, 1e-6), "d={d} rho={rho}: {integral} vs {}", m.mean_wait);
+            assert!((tail(m.p99_wait) - 0.01).abs() < 1e-9, "d={d} rho={rho}");
+        }
     }
 
     #[test]

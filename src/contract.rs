@@ -58,6 +58,58 @@ pub mod kernel {
     /// `servers` FCFS servers behind one queue: Kiefer–Wolfowitz workload
     /// recursion with a binary heap of free-at times.
     pub const KIEFER_WOLFOWITZ: u32 = 1;
+    /// The whole system of `servers` FIFO servers behind one or more routers
+    /// that dispatch each arrival on what they know (`engine::dispatch`,
+    /// `shaders/dispatch.wgsl`). Encoding: `thinning` = [`thinning::NONE`]
+    /// (the kernel sees every arrival), `servers` = R, `route_n` = the
+    /// policy (a [`dispatch`](super::dispatch) constant), `choices` and
+    /// `routers` as documented on [`PointParams`](super::PointParams).
+    pub const DISPATCH: u32 = 2;
+}
+
+/// Dispatch policies of [`kernel::DISPATCH`] (held in `route_n`), and the
+/// sizes of its per-replication state (mirrored in `shaders/dispatch.wgsl`).
+pub mod dispatch {
+    /// Join the server with the fewest requests present, ties at random.
+    pub const JSQ: u32 = 0;
+    /// Sample `choices` distinct servers, join the one with the fewest present.
+    pub const POD: u32 = 1;
+    /// Join a random idle server if there is one, else a random server.
+    pub const JIQ: u32 = 2;
+    /// Join the server whose queue empties first (= a central FCFS queue).
+    pub const LWL: u32 = 3;
+    /// `routers` > 1 routers, each with its own FCFS queue, dispatching to
+    /// servers where it has no request of its own.
+    pub const CENTRAL: u32 = 4;
+
+    /// Largest `choices` the kernels accept (the GPU keeps the sample in a
+    /// private array of this size).
+    pub const MAX_CHOICES: u32 = 32;
+    /// Largest `routers`.
+    pub const MAX_ROUTERS: u32 = 1024;
+    /// Requests a replication may hold beyond `2 R` (in servers and router
+    /// queues together) before it fails with `rep_status::QUEUE_OVERFLOW`.
+    pub const CAPACITY_SLACK: u32 = 2048;
+
+    /// Requests one replication of a system of `servers` may hold at once:
+    /// the size of its departure heap and of each router queue.
+    pub fn capacity(servers: u32) -> u32 {
+        2 * servers + CAPACITY_SLACK
+    }
+
+    /// 32-bit words of state per replication (see `engine::dispatch` for
+    /// the layout); the GPU engine sizes its state buffer with this.
+    pub fn state_words(p: &super::PointParams) -> u64 {
+        let r = u64::from(p.servers.max(1));
+        if p.route_n == LWL {
+            return r;
+        }
+        let h = u64::from(capacity(p.servers.max(1)));
+        let k = u64::from(p.routers.max(1));
+        let per_router = if p.route_n == POD { r } else { 3 * r + h + 2 };
+        let queues = if p.route_n == CENTRAL { k * (3 * h + 2) } else { 0 };
+        r + 2 * h + k * per_router + queues
+    }
 }
 
 /// How the simulated queue's arrivals derive from the whole system's stream.
@@ -92,7 +144,13 @@ pub struct PointParams {
     pub point_index: u32,
     /// 1 / histogram scale: times are binned as `t * inv_hist_scale`.
     pub inv_hist_scale: f32,
-    pub _pad: [u32; 2],
+    /// [`kernel::DISPATCH`] with [`dispatch::POD`]: servers sampled per
+    /// arrival (clamped to 1..=min(`servers`, [`dispatch::MAX_CHOICES`])).
+    /// Unused (0) otherwise.
+    pub choices: u32,
+    /// [`kernel::DISPATCH`]: routers the arrivals are split over at random,
+    /// each knowing only its own requests (0 counts as 1). Unused otherwise.
+    pub routers: u32,
 }
 
 impl PointParams {
@@ -140,6 +198,10 @@ pub mod rep_status {
     pub const OK: u32 = 0;
     /// A rejection sampler hit its iteration bound.
     pub const SAMPLER_BOUND: u32 = 1;
+    /// [`kernel::DISPATCH`](super::kernel::DISPATCH): the requests in the
+    /// system outgrew [`dispatch::capacity`](super::dispatch::capacity); the
+    /// replication stopped there and its numbers are meaningless.
+    pub const QUEUE_OVERFLOW: u32 = 2;
 }
 
 /// Histogram layout: an exact zero bin, an underflow bin, `HIST_OCTAVES`

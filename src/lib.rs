@@ -6,11 +6,16 @@
 
 pub mod analytic;
 pub mod backend;
+pub mod bench;
 pub mod contract;
 pub mod dist;
 pub mod engine;
+pub mod merge;
 pub mod output;
 pub mod plot;
+pub mod progress;
+pub mod provenance;
+pub mod resume;
 pub mod rng;
 pub mod routing;
 pub mod sampling;

@@ -6,6 +6,7 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 use qsweep::spec::{SpecError, SweepArgs};
+use qsweep::sweep::Interrupted;
 use qsweep::UsageError;
 
 mod commands;
@@ -24,13 +25,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run a sweep (with no arguments: the built-in default study, data/seed.toml)
-    Run {
-        #[command(flatten)]
-        sweep: SweepArgs,
-        /// No progress output (errors and the final summary line only)
-        #[arg(long, short)]
-        quiet: bool,
-    },
+    Run(commands::RunArgs),
     /// Analytic baselines of a sweep's grid, instantly (no simulation)
     Analytic {
         #[command(flatten)]
@@ -40,21 +35,32 @@ enum Command {
     Adapters,
     /// Draw a results CSV as an SVG or PNG figure
     Plot(commands::PlotArgs),
+    /// Join the CSVs of a sharded sweep (run --shard K/N) into one, sorted by point
+    Merge(commands::MergeArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<()> = match cli.command {
-        Command::Run { sweep, quiet } => commands::run(&sweep, quiet),
+        Command::Run(args) => commands::run(&args),
         Command::Analytic { sweep } => commands::analytic(&sweep),
         Command::Adapters => commands::adapters(),
         Command::Plot(args) => commands::plot(&args),
+        Command::Merge(args) => commands::merge(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // The run has said how to resume.
+        Err(e) if e.is::<Interrupted>() => ExitCode::from(130),
         Err(e) => {
-            let usage =
-                e.downcast_ref::<UsageError>().is_some() || e.downcast_ref::<SpecError>().is_some();
+            // Bad input (spec, flags, a results CSV or figure name) is exit 2;
+            // failures while simulating or drawing are exit 1.
+            let bad_plot_input = e
+                .downcast_ref::<qsweep::plot::PlotError>()
+                .is_some_and(|p| !matches!(p, qsweep::plot::PlotError::Draw { .. }));
+            let usage = e.downcast_ref::<UsageError>().is_some()
+                || e.downcast_ref::<SpecError>().is_some()
+                || bad_plot_input;
             eprintln!("qsweep: error: {e:#}");
             if usage {
                 ExitCode::from(2)

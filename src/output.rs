@@ -7,6 +7,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
@@ -169,6 +170,18 @@ pub struct CsvSink {
     path: PathBuf,
     writer: csv::Writer<File>,
     pub rows: usize,
+    /// Last `sync_data`.
+    synced: Instant,
+}
+
+/// Longest time a written row may stay only in the page cache.
+const SYNC_EVERY: Duration = Duration::from_secs(1);
+
+impl Drop for CsvSink {
+    fn drop(&mut self) {
+        let _ = self.writer.flush();
+        let _ = self.writer.get_ref().sync_data();
+    }
 }
 
 impl CsvSink {
@@ -204,6 +217,29 @@ impl CsvSink {
             path: path.to_path_buf(),
             writer,
             rows: 0,
+            synced: Instant::now(),
+        })
+    }
+
+    /// Open an existing CSV to add rows after its last one (`--resume`). An
+    /// empty file gets the header first. The caller has checked the file
+    /// (see `resume::scan_csv`): its rows are whole and its header is ours.
+    pub fn append(path: &Path) -> Result<Self> {
+        let file = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|e| UsageError(format!("out: cannot open '{}': {e}", path.display())))?;
+        let empty = file.metadata()?.len() == 0;
+        let mut writer = csv::Writer::from_writer(file);
+        if empty {
+            writer.write_record(COLUMNS)?;
+            writer.flush()?;
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            writer,
+            rows: 0,
+            synced: Instant::now(),
         })
     }
 
@@ -211,11 +247,27 @@ impl CsvSink {
         &self.path
     }
 
+    /// Makes the rows written so far durable (also done by drop).
+    pub fn sync(&mut self) -> Result<()> {
+        self.writer
+            .get_ref()
+            .sync_data()
+            .with_context(|| format!("writing {}", self.path.display()))?;
+        self.synced = Instant::now();
+        Ok(())
+    }
+
     pub fn write(&mut self, fields: &[String]) -> Result<()> {
         self.writer
             .write_record(fields)
             .and_then(|_| self.writer.flush().map_err(csv::Error::from))
             .with_context(|| format!("writing {}", self.path.display()))?;
+        // On disk, not just in the page cache, within a second: rows that
+        // survive a power cut need not be simulated again (at most one sync a
+        // second, so thousands of quick rows do not wait on the disk).
+        if self.synced.elapsed() >= SYNC_EVERY {
+            self.sync()?;
+        }
         self.rows += 1;
         Ok(())
     }

@@ -10,37 +10,122 @@
 //!
 //! A dyno with one worker is a single FIFO server (Lindley); otherwise it is a
 //! multi-server FCFS queue (Kiefer–Wolfowitz).
+//!
+//! The dynamic policies decide on the state of every server, so no single
+//! queue stands for the system: the dispatch kernel (`engine::dispatch`)
+//! simulates all R single-worker FIFO servers of a replication together:
+//! - `jsq`: join the shortest queue (fewest requests present, queued + in
+//!   service), ties broken uniformly at random;
+//! - `pod`: power of d choices (Mitzenmacher 2001; Vvedenskaya, Dobrushin and
+//!   Karpelevich 1996): sample `choices` distinct servers, join the one with
+//!   the fewest present, ties at random;
+//! - `jiq`: join the idle queue (Lu, Xie, Kliot, Geller, Larus and Greenberg,
+//!   2011): a random idle server if one is idle, else a random server;
+//! - `lwl`: least work left: join the server whose queue empties first. Its
+//!   waits are those of `central` (each request starts at the earliest time
+//!   any server frees up), which makes it a cross-check of the two kernels.
+//!
+//! `routers` K > 1 (for `central`, `jsq`, `pod`, `jiq`): arrivals are split
+//! uniformly at random over K routers, each applying its policy to the
+//! requests it dispatched itself only (it learns when they finish). For
+//! `central` each router keeps its own FCFS queue and dispatches only to
+//! servers where it has no request of its own. Random routing needs no
+//! information, so K random routers are one random router; `round_robin`
+//! and `lwl` take no `routers` (the axis does not apply to them).
 
 use std::fmt;
 use std::str::FromStr;
 
-use crate::contract::{kernel, thinning};
+use crate::contract::{dispatch, kernel, thinning};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Routing {
     Random,
     RoundRobin,
     Central,
+    Jsq,
+    Pod,
+    Jiq,
+    Lwl,
 }
 
+/// The accepted names, for messages.
+pub const ROUTING_NAMES: &str = "random, round_robin, central, jsq, pod, jiq, lwl";
+
 impl Routing {
-    pub const ALL: [Routing; 3] = [Routing::Random, Routing::RoundRobin, Routing::Central];
+    pub const ALL: [Routing; 7] = [
+        Routing::Random,
+        Routing::RoundRobin,
+        Routing::Central,
+        Routing::Jsq,
+        Routing::Pod,
+        Routing::Jiq,
+        Routing::Lwl,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Routing::Random => "random",
             Routing::RoundRobin => "round_robin",
             Routing::Central => "central",
+            Routing::Jsq => "jsq",
+            Routing::Pod => "pod",
+            Routing::Jiq => "jiq",
+            Routing::Lwl => "lwl",
+        }
+    }
+
+    /// Whether the `choices` axis applies (power of d choices only).
+    pub fn takes_choices(self) -> bool {
+        self == Routing::Pod
+    }
+
+    /// Whether the `routers` axis applies.
+    pub fn takes_routers(self) -> bool {
+        matches!(
+            self,
+            Routing::Central | Routing::Jsq | Routing::Pod | Routing::Jiq
+        )
+    }
+
+    /// Whether the point is simulated by the dispatch kernel, which needs
+    /// single-worker servers.
+    pub fn is_dynamic(self, routers: u32) -> bool {
+        match self {
+            Routing::Jsq | Routing::Pod | Routing::Jiq | Routing::Lwl => true,
+            Routing::Central => routers > 1,
+            Routing::Random | Routing::RoundRobin => false,
         }
     }
 
     /// The simulated queue for `servers` dynos of `workers` each:
     /// (kernel, thinning, servers in the queue, route_n).
     pub fn queue(self, servers: u32, workers: u32) -> QueueShape {
+        self.shape(servers, workers, 1)
+    }
+
+    /// [`Routing::queue`] with `routers` routers. Dynamic points get the
+    /// dispatch kernel: all `servers` servers, the policy in `route_n`.
+    pub fn shape(self, servers: u32, workers: u32, routers: u32) -> QueueShape {
+        if self.is_dynamic(routers) {
+            let policy = match self {
+                Routing::Jsq => dispatch::JSQ,
+                Routing::Pod => dispatch::POD,
+                Routing::Jiq => dispatch::JIQ,
+                Routing::Lwl => dispatch::LWL,
+                _ => dispatch::CENTRAL,
+            };
+            return QueueShape {
+                kernel: kernel::DISPATCH,
+                thinning: thinning::NONE,
+                servers,
+                route_n: policy,
+            };
+        }
         let (thin, c, route_n) = match self {
-            Routing::Random => (thinning::RANDOM, workers, servers),
             Routing::RoundRobin => (thinning::EVERY_NTH, workers, servers),
             Routing::Central => (thinning::NONE, servers * workers, 1),
+            _ => (thinning::RANDOM, workers, servers),
         };
         QueueShape {
             kernel: if c == 1 {
@@ -77,8 +162,12 @@ impl FromStr for Routing {
             "random" => Ok(Routing::Random),
             "round_robin" | "round-robin" | "rr" => Ok(Routing::RoundRobin),
             "central" => Ok(Routing::Central),
+            "jsq" => Ok(Routing::Jsq),
+            "pod" => Ok(Routing::Pod),
+            "jiq" => Ok(Routing::Jiq),
+            "lwl" => Ok(Routing::Lwl),
             other => Err(format!(
-                "unknown routing '{other}'; expected one of random, round_robin, central"
+                "unknown routing '{other}'; expected one of {ROUTING_NAMES}"
             )),
         }
     }
@@ -99,5 +188,21 @@ mod tests {
             .parse::<Routing>()
             .unwrap_err()
             .contains("expected one of"));
+    }
+
+    #[test]
+    fn dynamic_policies_use_the_dispatch_kernel() {
+        for r in Routing::ALL {
+            assert_eq!(r.name().parse::<Routing>(), Ok(r));
+        }
+        let s = Routing::Pod.shape(100, 1, 1);
+        assert_eq!((s.kernel, s.servers, s.route_n), (kernel::DISPATCH, 100, dispatch::POD));
+        assert_eq!(s.thinning, thinning::NONE);
+        assert_eq!(Routing::Lwl.queue(7, 1).route_n, dispatch::LWL);
+        // One router leaves central as it was; several need the whole system.
+        assert_eq!(Routing::Central.shape(7, 1, 1), Routing::Central.queue(7, 1));
+        let s = Routing::Central.shape(7, 1, 3);
+        assert_eq!((s.kernel, s.route_n), (kernel::DISPATCH, dispatch::CENTRAL));
+        assert_eq!(Routing::Random.shape(7, 1, 3), Routing::Random.queue(7, 1));
     }
 }

@@ -31,9 +31,13 @@ pub const SEED_SOURCE: &str = "data/seed.toml (built in)";
 
 /// Keys of the `[sweep]` table, in grid nesting order (outermost first;
 /// `lambda` and `rho` are the two spellings of the load axis).
-pub const SWEEP_KEYS: [&str; 7] = [
-    "routing", "servers", "workers", "arrival", "lambda", "rho", "service",
+pub const SWEEP_KEYS: [&str; 9] = [
+    "routing", "choices", "routers", "servers", "workers", "arrival", "lambda", "rho", "service",
 ];
+/// Default of the `choices` axis (power of two choices).
+pub const DEFAULT_CHOICES: u32 = 2;
+/// Default of the `routers` axis.
+pub const DEFAULT_ROUTERS: u32 = 1;
 /// Keys of the `[run]` table.
 pub const RUN_KEYS: [&str; 9] = [
     "reps",
@@ -52,7 +56,9 @@ pub const LAMBDA_RANGE: (f64, f64) = (1e-30, 1e30);
 /// Accepted values of `backend`.
 pub const BACKENDS: [&str; 3] = ["auto", "gpu", "cpu"];
 
-const EXPECT_ROUTING: &str = "one of random, round_robin, central";
+const EXPECT_ROUTING: &str = "one of random, round_robin, central, jsq, pod, jiq, lwl";
+const EXPECT_CHOICES: &str = "integers from 1 to 32 (servers sampled per request by pod)";
+const EXPECT_ROUTERS: &str = "integers from 1 to 1024 (routers that each see only their own requests)";
 const EXPECT_COUNT: &str = "integers >= 1";
 const EXPECT_RATE: &str = "finite numbers > 0 (arrival rates, requests per second)";
 const EXPECT_RHO: &str = "finite numbers > 0 (target utilisation per server)";
@@ -145,6 +151,11 @@ impl Default for RunSettings {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Spec {
     pub routing: Vec<Routing>,
+    /// Servers `pod` samples per request (the axis applies to `pod` only).
+    pub choices: Vec<u32>,
+    /// Routers the arrivals are split over, each seeing only its own
+    /// requests (applies to `central`, `jsq`, `pod`, `jiq`).
+    pub routers: Vec<u32>,
     pub servers: Vec<u32>,
     pub workers: Vec<u32>,
     /// Interarrival laws as written; each point rescales them to mean 1/λ.
@@ -163,6 +174,10 @@ pub struct GridPoint {
     /// Position in the grid (0-based, in nesting order).
     pub index: u32,
     pub routing: Routing,
+    /// `pod`'s d (`None` for the other policies).
+    pub choices: Option<u32>,
+    /// Routers (1 for the policies the axis does not apply to).
+    pub routers: u32,
     pub servers: u32,
     pub workers: u32,
     /// The interarrival law of the whole system, rescaled to mean 1/`lambda`.
@@ -185,9 +200,15 @@ pub struct SweepArgs {
     /// (data/seed.toml) runs, with any flags applied on top.
     #[arg(value_name = "SPEC")]
     pub spec: Option<PathBuf>,
-    /// Routing policies: random, round_robin, central [list]
+    /// Routing policies: random, round_robin, central, jsq, pod, jiq, lwl [list]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub routing: Vec<String>,
+    /// Servers sampled per request by pod (power of d choices) [list of 1..=32; default 2]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub choices: Vec<String>,
+    /// Routers, each seeing only its own requests (central, jsq, pod, jiq) [list of 1..=1024; default 1]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub routers: Vec<String>,
     /// Dynos (servers) behind the load balancer [list of integers >= 1]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub servers: Vec<String>,
@@ -285,8 +306,12 @@ impl Spec {
 
     /// Number of grid points (saturating).
     pub fn point_count(&self) -> u64 {
+        let per_routing = self.routing.iter().fold(0u64, |n, r| {
+            let choices = if r.takes_choices() { self.choices.len() } else { 1 };
+            let routers = if r.takes_routers() { self.routers.len() } else { 1 };
+            n.saturating_add((choices as u64).saturating_mul(routers as u64))
+        });
         [
-            self.routing.len(),
             self.servers.len(),
             self.workers.len(),
             self.arrival.len(),
@@ -294,11 +319,14 @@ impl Spec {
             self.service.len(),
         ]
         .iter()
-        .fold(1u64, |n, &len| n.saturating_mul(len as u64))
+        .fold(per_routing, |n, &len| n.saturating_mul(len as u64))
     }
 
-    /// The grid in nesting order: routing (outermost), servers, workers,
-    /// arrival, load, service (innermost). Call it on a validated spec (as
+    /// The grid in nesting order: routing (outermost), choices, routers,
+    /// servers, workers, arrival, load, service (innermost). `choices` only
+    /// multiplies `pod` points and `routers` only `central`, `jsq`, `pod` and
+    /// `jiq` points; for the other policies those axes collapse to one point
+    /// (choices `None`, routers 1). Call it on a validated spec (as
     /// [`Spec::load`] returns): rescaling the arrival law needs a sane lambda.
     pub fn points(&self) -> Vec<GridPoint> {
         self.cells()
@@ -306,6 +334,8 @@ impl Spec {
             .map(|c| GridPoint {
                 index: c.index,
                 routing: c.routing,
+                choices: c.choices,
+                routers: c.routers,
                 servers: c.servers,
                 workers: c.workers,
                 arrival: c.arrival.with_mean(1.0 / c.lambda),
@@ -321,7 +351,22 @@ impl Spec {
     /// The grid with each point's lambda and rho, arrival laws not rescaled.
     fn cells(&self) -> Vec<Cell<'_>> {
         let mut cells = Vec::new();
+        let one_routers = [DEFAULT_ROUTERS];
         for &routing in &self.routing {
+            let choices: Vec<Option<u32>> = if routing.takes_choices() {
+                self.choices.iter().map(|&d| Some(d)).collect()
+            } else {
+                vec![None]
+            };
+            let routers: &[u32] = if routing.takes_routers() {
+                &self.routers
+            } else {
+                &one_routers
+            };
+            for (&choices, &routers) in choices
+                .iter()
+                .flat_map(|c| routers.iter().map(move |k| (c, k)))
+            {
             for &servers in &self.servers {
                 for &workers in &self.workers {
                     for arrival in &self.arrival {
@@ -336,6 +381,8 @@ impl Spec {
                                 cells.push(Cell {
                                     index: cells.len() as u32,
                                     routing,
+                                    choices,
+                                    routers,
                                     servers,
                                     workers,
                                     arrival,
@@ -347,6 +394,7 @@ impl Spec {
                         }
                     }
                 }
+            }
             }
         }
         cells
@@ -372,6 +420,8 @@ impl Spec {
             let what = || {
                 self.describe_parts(
                     c.routing,
+                    c.choices,
+                    c.routers,
                     c.servers,
                     c.workers,
                     c.arrival.text(),
@@ -379,6 +429,20 @@ impl Spec {
                     c.service.text(),
                 )
             };
+            if c.workers > 1 && c.routing.is_dynamic(c.routers) {
+                let which = if c.routing == Routing::Central {
+                    "central with routers > 1".to_string()
+                } else {
+                    c.routing.to_string()
+                };
+                return Err(SpecError(format!(
+                    "point {} ({}): {which} dispatches to single-worker FIFO servers; expected \
+                     workers = 1 with jsq, pod, jiq, lwl and central with routers > 1 (model \
+                     a dyno of w workers as w servers)",
+                    c.index,
+                    what()
+                )));
+            }
             if !(lo..=hi).contains(&c.lambda) {
                 return Err(SpecError(format!(
                     "point {} ({}): lambda is out of range; expected arrival rates from {lo:e} \
@@ -405,6 +469,8 @@ impl Spec {
     pub fn describe(&self, p: &GridPoint) -> String {
         self.describe_parts(
             p.routing,
+            p.choices,
+            p.routers,
             p.servers,
             p.workers,
             &p.arrival_text,
@@ -413,16 +479,26 @@ impl Spec {
         )
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn describe_parts(
         &self,
         routing: Routing,
+        choices: Option<u32>,
+        routers: u32,
         servers: u32,
         workers: u32,
         arrival: &str,
         lambda: f64,
         service: &str,
     ) -> String {
-        let mut s = format!("routing={routing} servers={servers}");
+        let mut s = format!("routing={routing}");
+        if let Some(d) = choices {
+            let _ = write!(s, " choices={d}");
+        }
+        if routers != 1 {
+            let _ = write!(s, " routers={routers}");
+        }
+        let _ = write!(s, " servers={servers}");
         if self.workers.len() > 1 || workers != 1 {
             let _ = write!(s, " workers={workers}");
         }
@@ -471,6 +547,22 @@ impl Spec {
             "routing = {}",
             list(self.routing.iter().map(|r| toml_str(r.name())).collect())
         );
+        // Written only when not the default, so specs that never mention
+        // them keep their canonical text (and hash).
+        if self.choices != [DEFAULT_CHOICES] {
+            let _ = writeln!(
+                t,
+                "choices = {}",
+                list(self.choices.iter().map(u32::to_string).collect())
+            );
+        }
+        if self.routers != [DEFAULT_ROUTERS] {
+            let _ = writeln!(
+                t,
+                "routers = {}",
+                list(self.routers.iter().map(u32::to_string).collect())
+            );
+        }
         let _ = writeln!(
             t,
             "servers = {}",
@@ -568,6 +660,8 @@ fn toml_float(x: f64) -> String {
 struct Cell<'a> {
     index: u32,
     routing: Routing,
+    choices: Option<u32>,
+    routers: u32,
     servers: u32,
     workers: u32,
     arrival: &'a Dist,
@@ -632,6 +726,8 @@ impl Loc {
 #[derive(Default)]
 struct Raw {
     routing: Option<Vec<Routing>>,
+    choices: Option<Vec<u32>>,
+    routers: Option<Vec<u32>>,
     servers: Option<Vec<u32>>,
     workers: Option<Vec<u32>>,
     arrival: Option<Vec<Dist>>,
@@ -745,6 +841,14 @@ fn str_int(s: &str) -> Option<i128> {
 
 fn count(i: i128) -> Option<u32> {
     u32::try_from(i).ok().filter(|&n| n >= 1)
+}
+
+fn choices_value(i: i128) -> Option<u32> {
+    count(i).filter(|&n| n <= crate::contract::dispatch::MAX_CHOICES)
+}
+
+fn routers_value(i: i128) -> Option<u32> {
+    count(i).filter(|&n| n <= crate::contract::dispatch::MAX_ROUTERS)
 }
 
 fn positive(x: f64) -> Option<f64> {
@@ -881,6 +985,25 @@ impl Raw {
                         self.servers = Some(out);
                     } else {
                         self.workers = Some(out);
+                    }
+                }
+                "choices" | "routers" => {
+                    let (expected, parse): (_, fn(i128) -> Option<u32>) = if key == "choices" {
+                        (EXPECT_CHOICES, choices_value)
+                    } else {
+                        (EXPECT_ROUTERS, routers_value)
+                    };
+                    let mut out = Vec::new();
+                    for e in axis_items(v, &loc, expected)? {
+                        let n = de_int(e.get_ref())
+                            .and_then(parse)
+                            .ok_or_else(|| elem_loc(e).err(invalid(&show(e.get_ref()), expected)))?;
+                        out.push(n);
+                    }
+                    if key == "choices" {
+                        self.choices = Some(out);
+                    } else {
+                        self.routers = Some(out);
                     }
                 }
                 "lambda" | "rho" => {
@@ -1047,6 +1170,22 @@ impl Raw {
         if let Some(v) = flag_list("workers", &a.workers, EXPECT_COUNT, counts)? {
             self.workers = Some(v);
         }
+        let choices = |s: &str| {
+            str_int(s)
+                .and_then(choices_value)
+                .ok_or_else(|| invalid(&quote(s), EXPECT_CHOICES))
+        };
+        if let Some(v) = flag_list("choices", &a.choices, EXPECT_CHOICES, choices)? {
+            self.choices = Some(v);
+        }
+        let routers = |s: &str| {
+            str_int(s)
+                .and_then(routers_value)
+                .ok_or_else(|| invalid(&quote(s), EXPECT_ROUTERS))
+        };
+        if let Some(v) = flag_list("routers", &a.routers, EXPECT_ROUTERS, routers)? {
+            self.routers = Some(v);
+        }
         let dist_expected = "distribution strings such as exp or weibull(shape=0.46,median=0.05)";
         for (flag, role, values) in [
             ("arrival", Role::Arrival, &a.arrival),
@@ -1136,7 +1275,12 @@ impl Raw {
         };
         let routing = self
             .routing
-            .ok_or_else(|| missing("routing", "a list of random, round_robin, central"))?;
+            .ok_or_else(|| {
+                missing(
+                    "routing",
+                    "a list of random, round_robin, central, jsq, pod, jiq, lwl",
+                )
+            })?;
         let servers = self
             .servers
             .ok_or_else(|| missing("servers", "a list of integers >= 1"))?;
@@ -1157,6 +1301,8 @@ impl Raw {
         let d = RunSettings::default();
         Ok(Spec {
             routing,
+            choices: self.choices.unwrap_or_else(|| vec![DEFAULT_CHOICES]),
+            routers: self.routers.unwrap_or_else(|| vec![DEFAULT_ROUTERS]),
             servers,
             workers: self.workers.unwrap_or_else(|| vec![1]),
             arrival,
@@ -1926,15 +2072,16 @@ mod tests {
         assert_eq!(
             e,
             "spec.toml:2: [sweep] routing: unknown routing 'smart'; \
-             expected one of random, round_robin, central"
+             expected one of random, round_robin, central, jsq, pod, jiq, lwl"
         );
         let e = flag_err(&["--routing", "random,smart"]);
         assert_eq!(
             e,
-            "--routing: unknown routing 'smart'; expected one of random, round_robin, central"
+            "--routing: unknown routing 'smart'; expected one of random, round_robin, central, \
+             jsq, pod, jiq, lwl"
         );
         let e = file_err(&MINI.replace("[\"random\"]", "[1]"));
-        assert_eq!(e, "spec.toml:2: [sweep] routing: 1 is not a valid value; expected one of random, round_robin, central");
+        assert_eq!(e, "spec.toml:2: [sweep] routing: 1 is not a valid value; expected one of random, round_robin, central, jsq, pod, jiq, lwl");
     }
 
     #[test]

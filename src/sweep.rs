@@ -4,12 +4,13 @@
 //! Points are packed into chunks (many points per engine call, so a GPU has
 //! thousands of replications in flight) but rows still appear in grid order.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 
 use crate::analytic::{self, Baseline, Family, LawMoments, Policy, QueueInput};
-use crate::contract::{PointParams, HISTS_PER_SLOT, HIST_BINS};
+use crate::contract::{rep_status, PointParams, HISTS_PER_SLOT, HIST_BINS};
 use crate::dist::Dist;
 use crate::engine::schedule::tiles_for_point;
 use crate::engine::{Batch, Engine};
@@ -54,7 +55,7 @@ pub fn prepare(spec: &Spec, points: Vec<GridPoint>) -> (Vec<PreparedPoint>, Vec<
 
 /// The flat engine record of one grid point.
 pub fn point_params(spec: &Spec, g: &GridPoint, table: &mut Vec<f32>) -> PointParams {
-    let shape = g.routing.queue(g.servers, g.workers);
+    let shape = g.routing.shape(g.servers, g.workers, g.routers);
     let seed = spec.run.seed;
     PointParams {
         arrival: g.arrival.to_law(table),
@@ -69,7 +70,8 @@ pub fn point_params(spec: &Spec, g: &GridPoint, table: &mut Vec<f32>) -> PointPa
         seed_hi: (seed >> 32) as u32,
         point_index: g.index,
         inv_hist_scale: (1.0 / g.service.mean()) as f32,
-        _pad: [0; 2],
+        choices: g.choices.unwrap_or(0),
+        routers: g.routers,
     }
 }
 
@@ -104,7 +106,18 @@ pub fn baseline(g: &GridPoint) -> Baseline {
         policy: match g.routing {
             Routing::Random => Policy::Random,
             Routing::RoundRobin => Policy::RoundRobin,
+            Routing::Central if g.routers > 1 => Policy::CentralRouters { routers: g.routers },
             Routing::Central => Policy::Central,
+            Routing::Jsq => Policy::Jsq { routers: g.routers },
+            Routing::Pod => Policy::Pod {
+                d: g
+                    .choices
+                    .unwrap_or(crate::spec::DEFAULT_CHOICES)
+                    .clamp(1, g.servers.max(1)),
+                routers: g.routers,
+            },
+            Routing::Jiq => Policy::Jiq { routers: g.routers },
+            Routing::Lwl => Policy::Lwl,
         },
         servers: g.servers,
         workers: g.workers,
@@ -130,8 +143,38 @@ pub fn run_points<'p>(
     engine: &mut dyn Engine,
     on_point: &mut dyn FnMut(PointResult<'p>) -> Result<()>,
 ) -> Result<()> {
+    run_points_until(
+        points,
+        table,
+        reps,
+        engine,
+        on_point,
+        &AtomicBool::new(false),
+    )
+}
+
+/// A run stopped by [`run_points_until`]'s flag (Ctrl-C): every point
+/// reported before it is complete.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+#[error("interrupted")]
+pub struct Interrupted;
+
+/// [`run_points`] that stops when `stop` is set: it is checked before each
+/// chunk, so the chunk in flight still finishes and all of its points (already
+/// simulated) are reported; then it returns an [`Interrupted`] error.
+pub fn run_points_until<'p>(
+    points: &'p [PreparedPoint],
+    table: &[f32],
+    reps: u32,
+    engine: &mut dyn Engine,
+    on_point: &mut dyn FnMut(PointResult<'p>) -> Result<()>,
+    stop: &AtomicBool,
+) -> Result<()> {
     let mut start = 0;
     while start < points.len() {
+        if stop.load(Ordering::SeqCst) {
+            return Err(Interrupted.into());
+        }
         // Grow the chunk while it stays within the budgets.
         let mut end = start;
         let (mut chunk_reps, mut chunk_customers) = (0u64, 0f64);
@@ -196,6 +239,25 @@ pub fn run_points<'p>(
                 .map(|s| &out.hist[s as usize * per_slot..(s as usize + 1) * per_slot])
                 .collect();
             let stats = point_stats(rep_slice, &batches, p.scale);
+            let overflowed = rep_slice
+                .iter()
+                .filter(|r| r.status & rep_status::QUEUE_OVERFLOW != 0)
+                .count();
+            if overflowed > 0 {
+                let g = &p.grid;
+                anyhow::bail!(
+                    "grid point {} (routing={} servers={} lambda={} rho={:.3}): the requests in \
+                     the system outgrew the dispatch kernel's capacity of {} in {overflowed} of \
+                     {n} replications; lower the load (or simulate fewer customers per \
+                     replication)",
+                    g.index,
+                    g.routing,
+                    g.servers,
+                    g.lambda,
+                    g.rho,
+                    crate::contract::dispatch::capacity(g.servers)
+                );
+            }
             // Time is shared by the chunk's points in proportion to their work.
             let share = (f64::from(p.params.customers) + f64::from(p.params.warmup)) / total;
             on_point(PointResult {

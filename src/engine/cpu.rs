@@ -56,7 +56,7 @@ fn max<const N: usize>(acc: &mut [f32; N], x: &[f32; N]) {
 
 /// Per-replication accumulators of `N` lanes (the twin of `Recorder` in
 /// `shaders/common.wgsl`): f32 block sums folded into Kahan sums.
-struct Recorders<const N: usize> {
+pub(super) struct Recorders<const N: usize> {
     inv_scale: f32,
     /// wait, sojourn, service, interarrival
     total: [[Kahan; 4]; N],
@@ -69,7 +69,7 @@ struct Recorders<const N: usize> {
 }
 
 impl<const N: usize> Recorders<N> {
-    fn new(inv_scale: f32) -> Self {
+    pub(super) fn new(inv_scale: f32) -> Self {
         Self {
             inv_scale,
             total: [[Kahan::default(); 4]; N],
@@ -85,7 +85,7 @@ impl<const N: usize> Recorders<N> {
     /// Record one customer per lane; only the first `active` lanes count in
     /// the histograms (the rest pad a partial group).
     #[inline(always)]
-    fn record(
+    pub(super) fn record(
         &mut self,
         hist: &mut [u32],
         active: usize,
@@ -136,7 +136,7 @@ impl<const N: usize> Recorders<N> {
         self.in_block = 0;
     }
 
-    fn finish(mut self, customers: u32, status: [u32; N]) -> [RepResult; N] {
+    pub(super) fn finish(mut self, customers: u32, status: [u32; N]) -> [RepResult; N] {
         self.flush();
         let n = customers.max(1) as f32;
         std::array::from_fn(|l| RepResult {
@@ -293,6 +293,11 @@ fn run_tile(
 ) {
     let mut r = tile.rep_start;
     let end = tile.rep_start + tile.rep_count;
+    if p.kernel == kernel::DISPATCH {
+        // The whole system per replication: one at a time (engine::dispatch).
+        out.extend((r..end).map(|rep| super::dispatch::simulate(p, rep, table, hist)));
+        return;
+    }
     while r < end {
         let active = ((end - r) as usize).min(LANES);
         // Pad a partial group with copies of its last replication.

@@ -15,30 +15,77 @@ use anyhow::{anyhow, bail, Context, Result};
 use wgpu::util::DeviceExt;
 
 use super::{Batch, BatchOutput, Engine};
-use crate::contract::{kernel, RepResult, HISTS_PER_SLOT, HIST_BINS, TILE_REPS};
+use crate::contract::{
+    kernel, law_kind, thinning, Law, PointParams, RepResult, HISTS_PER_SLOT, HIST_BINS, TILE_REPS,
+};
+use crate::sampling::ERLANG_DIRECT_MAX;
 
-/// The shared WGSL prelude: contract declarations, random streams, samplers.
-pub const PRELUDE_WGSL: &str = concat!(
-    include_str!("../../shaders/common.wgsl"),
-    "\n",
-    include_str!("../../shaders/rng.wgsl"),
-    "\n",
-    include_str!("../../shaders/sampling.wgsl"),
-    "\n"
-);
+/// WGSL declarations of the Rust constants the kernels share with the CPU
+/// engine, generated so the two sides cannot drift apart.
+pub fn contract_constants_wgsl() -> String {
+    use crate::contract::*;
+    use crate::sampling::{ERLANG_DIRECT_MAX, GAMMA_MAX_TRIES, GEOMETRIC_CAP};
+    let u32s: &[(&str, u32)] = &[
+        ("LAW_EXP", law_kind::EXP),
+        ("LAW_DET", law_kind::DET),
+        ("LAW_ERLANG", law_kind::ERLANG),
+        ("LAW_GAMMA", law_kind::GAMMA),
+        ("LAW_HYPEREXP", law_kind::HYPEREXP),
+        ("LAW_LOGNORMAL", law_kind::LOGNORMAL),
+        ("LAW_WEIBULL", law_kind::WEIBULL),
+        ("LAW_PARETO", law_kind::PARETO),
+        ("LAW_UNIFORM", law_kind::UNIFORM),
+        ("LAW_EMPIRICAL", law_kind::EMPIRICAL),
+        ("THIN_NONE", thinning::NONE),
+        ("THIN_RANDOM", thinning::RANDOM),
+        ("THIN_EVERY_NTH", thinning::EVERY_NTH),
+        ("TILE_REPS", TILE_REPS),
+        ("SUM_BLOCK", crate::engine::cpu::SUM_BLOCK),
+        ("HIST_SUB_BITS", HIST_SUB_BITS),
+        ("HIST_SUB", HIST_SUB),
+        ("HIST_OCTAVES", HIST_OCTAVES),
+        ("HIST_OVERFLOW_BIN", HIST_OVERFLOW_BIN),
+        ("HIST_BINS", HIST_BINS),
+        ("HIST_SLOT_WORDS", HISTS_PER_SLOT * HIST_BINS),
+        ("GAMMA_MAX_TRIES", GAMMA_MAX_TRIES),
+        ("ERLANG_DIRECT_MAX", ERLANG_DIRECT_MAX),
+        ("GEOMETRIC_CAP", GEOMETRIC_CAP),
+        ("STATUS_SAMPLER_BOUND", rep_status::SAMPLER_BOUND),
+    ];
+    let mut s = String::from("// Generated from src/contract.rs and src/sampling.rs.\n");
+    for (name, v) in u32s {
+        s.push_str(&format!("const {name}: u32 = {v}u;\n"));
+    }
+    s.push_str(&format!("const HIST_MIN_EXP: i32 = {HIST_MIN_EXP};\n"));
+    s
+}
+
+/// The shared WGSL prelude: generated constants, contract declarations,
+/// random streams, samplers.
+pub fn prelude_wgsl() -> String {
+    format!(
+        "{}\n{}\n{}\n{}\n",
+        contract_constants_wgsl(),
+        include_str!("../../shaders/common.wgsl"),
+        include_str!("../../shaders/rng.wgsl"),
+        include_str!("../../shaders/sampling.wgsl"),
+    )
+}
 pub const LINDLEY_WGSL: &str = include_str!("../../shaders/lindley.wgsl");
 pub const KIEFER_WOLFOWITZ_WGSL: &str = include_str!("../../shaders/kiefer_wolfowitz.wgsl");
 
 /// Full source of each kernel, as compiled.
 pub fn kernel_sources() -> Vec<(&'static str, String)> {
+    let prelude = prelude_wgsl();
     vec![
-        ("lindley", format!("{PRELUDE_WGSL}{LINDLEY_WGSL}")),
-        (
-            "kiefer_wolfowitz",
-            format!("{PRELUDE_WGSL}{KIEFER_WOLFOWITZ_WGSL}"),
-        ),
+        ("lindley", format!("{prelude}{LINDLEY_WGSL}")),
+        ("kiefer_wolfowitz", format!("{prelude}{KIEFER_WOLFOWITZ_WGSL}")),
     ]
 }
+
+/// Servers in one Kiefer–Wolfowitz queue on the GPU, at most (its heap
+/// loops run over all servers; the CPU engine has no such limit).
+pub const MAX_GPU_SERVERS: u32 = 65_535;
 
 /// Wall time one dispatch should take.
 pub const TARGET_DISPATCH_SECONDS: f64 = 0.1;
@@ -231,7 +278,7 @@ fn compile(device: &wgpu::Device, name: &str, body: &str) -> Result<wgpu::Comput
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(name),
-        source: wgpu::ShaderSource::Wgsl(format!("{PRELUDE_WGSL}{body}").into()),
+        source: wgpu::ShaderSource::Wgsl(format!("{}{body}", prelude_wgsl()).into()),
     });
     let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some(name),
@@ -247,14 +294,80 @@ fn compile(device: &wgpu::Device, name: &str, body: &str) -> Result<wgpu::Comput
     Ok(pipeline)
 }
 
-/// A run of consecutive (reordered) tiles that one dispatch covers.
+/// Loop iterations one invocation may spend per pass. llvmpipe/lavapipe
+/// (Mesa's `LP_MAX_TGSI_LOOP_ITERATIONS`) silently ends every loop once an
+/// invocation has run 65535 iterations in total, so replications are run in
+/// passes of a bounded number of customers, their state saved in between.
+/// Short passes also keep every dispatch far from OS GPU watchdogs.
+pub const LOOP_BUDGET: u64 = 48_000;
+
+/// Size of a replication's saved state (`LaneState` in common.wgsl).
+const LANE_STATE_BYTES: u64 = 112;
+
+/// Loop iterations one draw from `law` costs at most in the kernels (the
+/// gamma sampler's expected count, with margin, for rejection loops).
+fn law_loop_cost(law: &Law) -> u64 {
+    match law.kind {
+        law_kind::ERLANG if law.n <= ERLANG_DIRECT_MAX => u64::from(law.n) + 1,
+        law_kind::ERLANG | law_kind::GAMMA => 8,
+        _ => 2,
+    }
+}
+
+/// Loop iterations of a sum of `m` draws (`draw_sum` in sampling.wgsl).
+fn sum_loop_cost(law: &Law, m: u64) -> u64 {
+    match law.kind {
+        law_kind::EXP | law_kind::ERLANG if m * u64::from(law.n.max(1)) <= u64::from(ERLANG_DIRECT_MAX) => {
+            m * u64::from(law.n.max(1)) + 1
+        }
+        law_kind::EXP | law_kind::ERLANG | law_kind::GAMMA => 8,
+        law_kind::DET => 1,
+        _ => m * law_loop_cost(law) + 1,
+    }
+}
+
+/// Loop iterations per customer of a point, with margin.
+pub fn loop_cost_per_customer(p: &PointParams) -> u64 {
+    let arrival = match p.thinning {
+        thinning::RANDOM if p.route_n > 1 && p.arrival.kind != law_kind::EXP => {
+            // A geometric number of draws, mean route_n: allow 3x the mean
+            // over a pass (its sum over many customers is concentrated).
+            3 * sum_loop_cost(&p.arrival, u64::from(p.route_n))
+        }
+        thinning::EVERY_NTH if p.route_n > 1 => sum_loop_cost(&p.arrival, u64::from(p.route_n)),
+        _ => law_loop_cost(&p.arrival),
+    };
+    let queue = if p.kernel == kernel::KIEFER_WOLFOWITZ {
+        // Sift down, sift up, and the amortized rebase loop.
+        2 * u64::from(32 - p.servers.max(1).leading_zeros()) + 3
+    } else {
+        0
+    };
+    // Measured on lavapipe: about 17 iterations per customer of M/M/1 (naga
+    // and Mesa lower branches and switches into single-trip loops), 28 of
+    // M/M/51; the base cost below keeps every kernel within the budget.
+    16 + arrival + law_loop_cost(&p.service) + queue
+}
+
+/// Customers per pass for a point: within [`LOOP_BUDGET`] after the first
+/// pass's set-up loops (stream, histogram, heap initialisation).
+pub fn pass_customers(p: &PointParams) -> u32 {
+    let setup = 200 + if p.kernel == kernel::KIEFER_WOLFOWITZ { u64::from(p.servers) } else { 0 };
+    let budget = LOOP_BUDGET.saturating_sub(setup).max(1);
+    (budget / loop_cost_per_customer(p)).clamp(1, u64::from(u32::MAX)) as u32
+}
+
+/// Tiles of one kernel and queue size that run together, pass by pass.
 struct DispatchPlan {
     kernel: u32,
     tile_offset: u32,
     tiles: u32,
     /// Largest queue size among the tiles (heap rows, Kiefer–Wolfowitz only).
     max_servers: u32,
-    customers: f64,
+    /// Customers per pass (the smallest over the tiles' points).
+    pass: u32,
+    /// Longest replication (warm-up included) among the tiles.
+    max_total: u32,
 }
 
 impl Engine for GpuEngine {
@@ -265,6 +378,15 @@ impl Engine for GpuEngine {
     fn run(&mut self, batch: &Batch) -> Result<BatchOutput> {
         if batch.tiles.is_empty() {
             return Ok(BatchOutput::empty(batch.slots, 0));
+        }
+        for p in batch.params {
+            if p.kernel == kernel::KIEFER_WOLFOWITZ && p.servers > MAX_GPU_SERVERS {
+                bail!(
+                    "grid point {}: {} servers in one queue exceeds the GPU kernels' {MAX_GPU_SERVERS} (use --backend cpu)",
+                    p.point_index,
+                    p.servers
+                );
+            }
         }
         // Group tiles by kernel, then by queue size, so each dispatch is uniform.
         let mut order: Vec<usize> = (0..batch.tiles.len()).collect();
@@ -286,11 +408,7 @@ impl Engine for GpuEngine {
         };
         let params_buf = storage("params", bytemuck::cast_slice(batch.params));
         let tiles_buf = storage("tiles", bytemuck::cast_slice(&tiles));
-        let table: &[f32] = if batch.table.is_empty() {
-            &[0.0]
-        } else {
-            batch.table
-        };
+        let table: &[f32] = if batch.table.is_empty() { &[0.0] } else { batch.table };
         let table_buf = storage("table", bytemuck::cast_slice(table));
         let results_size =
             (tiles.len() as u64) * u64::from(TILE_REPS) * std::mem::size_of::<RepResult>() as u64;
@@ -311,51 +429,57 @@ impl Engine for GpuEngine {
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
         });
 
-        // Plan dispatches.
-        let heap_budget = max_binding.min(self.limits.max_buffer_size).min(1 << 30);
+        // Plan: consecutive tiles of one kernel, within memory limits and
+        // sized so that one pass takes about TARGET_DISPATCH_SECONDS.
+        let mem_budget = max_binding.min(self.limits.max_buffer_size).min(1 << 30);
         let mut plans: Vec<DispatchPlan> = Vec::new();
         let mut i = 0usize;
         while i < tiles.len() {
-            let p0 = &batch.params[tiles[i].param_index as usize];
-            let k = p0.kernel;
+            let k = batch.params[tiles[i].param_index as usize].kernel;
             let target = self.rate[k as usize] * TARGET_DISPATCH_SECONDS;
             let mut plan = DispatchPlan {
                 kernel: k,
                 tile_offset: i as u32,
                 tiles: 0,
                 max_servers: 0,
-                customers: 0.0,
+                pass: u32::MAX,
+                max_total: 0,
             };
             while i < tiles.len() {
-                let t = &tiles[i];
-                let p = &batch.params[t.param_index as usize];
+                let p = &batch.params[tiles[i].param_index as usize];
                 if p.kernel != k {
                     break;
                 }
-                let work = f64::from(t.rep_count) * f64::from(p.warmup + p.customers);
                 let servers = plan.max_servers.max(p.servers);
+                let pass = plan.pass.min(pass_customers(p));
+                let lanes = u64::from(plan.tiles + 1) * u64::from(TILE_REPS);
                 let heap_bytes =
-                    u64::from(plan.tiles + 1) * u64::from(TILE_REPS) * u64::from(servers) * 4;
-                let too_big = plan.tiles > 0
-                    && (plan.customers + work > target
-                        || (k == kernel::KIEFER_WOLFOWITZ && heap_bytes > heap_budget)
-                        || plan.tiles + 1 > MAX_GROUPS_PER_DIM * MAX_GROUPS_PER_DIM);
-                if too_big {
+                    if k == kernel::KIEFER_WOLFOWITZ { lanes * u64::from(servers) * 4 } else { 0 };
+                let pass_work = lanes as f64 * f64::from(pass);
+                if plan.tiles > 0
+                    && (pass_work > target
+                        || heap_bytes > mem_budget
+                        || lanes * LANE_STATE_BYTES > mem_budget
+                        || plan.tiles + 1 > MAX_GROUPS_PER_DIM * MAX_GROUPS_PER_DIM)
+                {
                     break;
                 }
-                if k == kernel::KIEFER_WOLFOWITZ && heap_bytes > heap_budget {
+                if heap_bytes > mem_budget {
                     bail!(
-                        "central queue with {} servers needs {heap_bytes} bytes of heap per tile, over the adapter's {heap_budget}",
+                        "grid point {}: a central queue of {} servers needs {heap_bytes} bytes of heap per tile, over the adapter's {mem_budget}",
+                        p.point_index,
                         p.servers
                     );
                 }
                 plan.tiles += 1;
                 plan.max_servers = servers;
-                plan.customers += work;
+                plan.pass = pass;
+                plan.max_total = plan.max_total.max(p.warmup + p.customers);
                 i += 1;
             }
             plans.push(plan);
         }
+        let max_lanes = plans.iter().map(|p| u64::from(p.tiles) * u64::from(TILE_REPS)).max().unwrap_or(1);
         let heap_size = plans
             .iter()
             .filter(|p| p.kernel == kernel::KIEFER_WOLFOWITZ)
@@ -369,71 +493,79 @@ impl Engine for GpuEngine {
             usage: wgpu::BufferUsages::STORAGE,
             mapped_at_creation: false,
         });
+        let state_buf = dev.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("lane state"),
+            size: max_lanes * LANE_STATE_BYTES,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
         self.check_error(scope, "allocating buffers")?;
 
         let mut device_seconds = 0.0;
         for plan in &plans {
             let groups_x = plan.tiles.min(MAX_GROUPS_PER_DIM);
             let groups_y = plan.tiles.div_ceil(groups_x);
-            let info: [u32; 4] = [
-                plan.tile_offset,
-                plan.tiles,
-                groups_x,
-                plan.tiles * TILE_REPS,
-            ];
-            let info_buf = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("dispatch info"),
-                contents: bytemuck::cast_slice(&info),
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
             let pipeline = if plan.kernel == kernel::LINDLEY {
                 &self.kernels.lindley
             } else {
                 &self.kernels.kiefer_wolfowitz
             };
-            let mut entries = vec![
-                entry(0, &params_buf),
-                entry(1, &tiles_buf),
-                entry(2, &table_buf),
-                entry(3, &results_buf),
-                entry(4, &hist_buf),
-                entry(5, &info_buf),
-            ];
-            if plan.kernel == kernel::KIEFER_WOLFOWITZ {
-                entries.push(entry(6, &heap_buf));
-            }
-            let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
-            let bind_group = dev.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: None,
-                layout: &pipeline.get_bind_group_layout(0),
-                entries: &entries,
-            });
-            let mut enc = dev.create_command_encoder(&Default::default());
-            {
-                let mut pass = enc.begin_compute_pass(&Default::default());
-                pass.set_pipeline(pipeline);
-                pass.set_bind_group(0, &bind_group, &[]);
-                pass.dispatch_workgroups(groups_x, groups_y, 1);
-            }
-            let started = Instant::now();
-            self.queue.submit([enc.finish()]);
-            dev.poll(wgpu::PollType::wait_indefinitely())
-                .map_err(|e| anyhow!("waiting for {}: {e}", self.desc.name))?;
-            let secs = started.elapsed().as_secs_f64();
-            device_seconds += secs;
-            self.check_error(scope, "a simulation dispatch")?;
-            if secs > 0.0 && plan.customers > 0.0 {
-                // Smooth towards the measured rate; never grow more than 4x at once.
-                let measured = plan.customers / secs;
-                let r = &mut self.rate[plan.kernel as usize];
-                *r = measured.min(*r * 4.0);
+            let layout = pipeline.get_bind_group_layout(0);
+            let mut begin = 0u32;
+            while begin < plan.max_total {
+                let end = begin.saturating_add(plan.pass);
+                let info: [u32; 8] =
+                    [plan.tile_offset, plan.tiles, groups_x, plan.tiles * TILE_REPS, begin, end, 0, 0];
+                let info_buf = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("dispatch info"),
+                    contents: bytemuck::cast_slice(&info),
+                    usage: wgpu::BufferUsages::UNIFORM,
+                });
+                let mut entries = vec![
+                    entry(0, &params_buf),
+                    entry(1, &tiles_buf),
+                    entry(2, &table_buf),
+                    entry(3, &results_buf),
+                    entry(4, &hist_buf),
+                    entry(5, &info_buf),
+                    entry(7, &state_buf),
+                ];
+                if plan.kernel == kernel::KIEFER_WOLFOWITZ {
+                    entries.push(entry(6, &heap_buf));
+                }
+                let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
+                let bind_group = dev.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: None,
+                    layout: &layout,
+                    entries: &entries,
+                });
+                let mut enc = dev.create_command_encoder(&Default::default());
+                {
+                    let mut pass = enc.begin_compute_pass(&Default::default());
+                    pass.set_pipeline(pipeline);
+                    pass.set_bind_group(0, &bind_group, &[]);
+                    pass.dispatch_workgroups(groups_x, groups_y, 1);
+                }
+                let started = Instant::now();
+                self.queue.submit([enc.finish()]);
+                dev.poll(wgpu::PollType::wait_indefinitely())
+                    .map_err(|e| anyhow!("waiting for {}: {e}", self.desc.name))?;
+                let secs = started.elapsed().as_secs_f64();
+                device_seconds += secs;
+                self.check_error(scope, "a simulation dispatch")?;
+                let work = f64::from(plan.tiles) * f64::from(TILE_REPS) * f64::from(end.min(plan.max_total) - begin);
+                if secs > 0.0 {
+                    // Track the measured rate; never grow more than 4x at once.
+                    let r = &mut self.rate[plan.kernel as usize];
+                    *r = (work / secs).min(*r * 4.0);
+                }
+                begin = end;
             }
         }
         self.last_device_seconds = device_seconds;
 
         // Read back.
-        let raw_results: Vec<RepResult> =
-            read_buffer(dev, &self.queue, &results_buf, results_size)?;
+        let raw_results: Vec<RepResult> = read_buffer(dev, &self.queue, &results_buf, results_size)?;
         let raw_hist: Vec<u32> = read_buffer(dev, &self.queue, &hist_buf, hist_words * 4)?;
         if self.lost.load(Ordering::SeqCst) {
             bail!("device lost on {} while reading results", self.desc.name);
@@ -446,8 +578,18 @@ impl Engine for GpuEngine {
         let mut out = BatchOutput::empty(batch.slots, batch.total_reps());
         for (orig, tile) in batch.tiles.iter().enumerate() {
             let base = position[orig] * TILE_REPS as usize;
-            out.reps
-                .extend_from_slice(&raw_results[base..base + tile.rep_count as usize]);
+            let reps = &raw_results[base..base + tile.rep_count as usize];
+            let p = &batch.params[tile.param_index as usize];
+            if let Some(r) = reps.iter().find(|r| r.customers != p.customers) {
+                bail!(
+                    "grid point {}: the {} adapter recorded {} of {} customers in a replication (a driver limit cut the kernel short)",
+                    p.point_index,
+                    self.desc.name,
+                    r.customers,
+                    p.customers
+                );
+            }
+            out.reps.extend_from_slice(reps);
         }
         for (dst, &src) in out.hist.iter_mut().zip(&raw_hist) {
             *dst = u64::from(src);

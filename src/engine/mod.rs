@@ -5,6 +5,7 @@
 //! `schedule` turns grid points into tiles; `stats` reads the output.
 
 pub mod cpu;
+pub mod dispatch;
 pub mod gpu;
 pub mod schedule;
 

@@ -1,7 +1,14 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+use std::path::Path;
+
+use qsweep::analytic::Baseline;
 use qsweep::engine::gpu::{AdapterChoice, GpuEngine};
+use qsweep::engine::Engine;
+use qsweep::spec::{GridPoint, Spec};
+use qsweep::stats::PointStats;
+use qsweep::sweep::{self, PointResult};
 
 /// Opens the GPU engine, or reports the test skipped. With
 /// `QSWEEP_REQUIRE_GPU=1` (as in CI) a missing adapter fails the test instead.
@@ -18,4 +25,120 @@ pub fn gpu_or_skip(test: &str) -> Option<GpuEngine> {
             None
         }
     }
+}
+
+/// Runs a spec (TOML text, as a spec file would hold it) through the real
+/// path, `Spec::from_toml_str` → `points` → `sweep::prepare` →
+/// `sweep::run_points`, and returns every grid point in grid order with its
+/// statistics and its analytic baseline.
+pub fn simulate(toml: &str, engine: &mut dyn Engine) -> Vec<(GridPoint, PointStats, Baseline)> {
+    let spec = Spec::from_toml_str(toml, "test", Path::new("."))
+        .unwrap_or_else(|e| panic!("test spec rejected: {e}\n{toml}"));
+    let points = spec.points();
+    let (prepared, table) = sweep::prepare(&spec, points);
+    let mut out = Vec::new();
+    sweep::run_points(
+        &prepared,
+        &table,
+        spec.run.reps,
+        engine,
+        &mut |r: PointResult| {
+            out.push((
+                r.point.grid.clone(),
+                r.stats,
+                sweep::baseline(&r.point.grid),
+            ));
+            Ok(())
+        },
+    )
+    .unwrap_or_else(|e| panic!("{} failed: {e:#}", engine_label_hint(toml)));
+    assert_eq!(out.len(), prepared.len(), "every point reported once");
+    out
+}
+
+fn engine_label_hint(toml: &str) -> String {
+    format!("simulation of\n{toml}\n")
+}
+
+/// A short description of a point for assertion messages.
+pub fn describe(g: &GridPoint) -> String {
+    format!(
+        "point {} routing={} servers={} workers={} lambda={} rho={} service={}",
+        g.index,
+        g.routing,
+        g.servers,
+        g.workers,
+        g.lambda,
+        g.rho,
+        g.service.text()
+    )
+}
+
+/// Simulated mean wait agrees with an exact analytic mean:
+/// |sim − exact| ≤ 1.5 × the run's own 95% CI half-width (about 2.9 standard
+/// errors), and the CI is informative (≤ `max_ci_frac` of the exact value),
+/// so a test cannot pass by being noisy.
+pub fn assert_mean_matches(g: &GridPoint, s: &PointStats, exact: f64, max_ci_frac: f64) {
+    let ci = s
+        .mean_wait_ci95
+        .unwrap_or_else(|| panic!("{}: no mean_wait CI", describe(g)));
+    let what = format!(
+        "{}: mean wait sim {} ± {ci} (95%), exact {exact}, rel err {:+.4}, CI/exact {:.4}",
+        describe(g),
+        s.mean_wait,
+        (s.mean_wait - exact) / exact,
+        ci / exact
+    );
+    eprintln!("{what}");
+    assert!(exact > 0.0 && exact.is_finite(), "{what}");
+    assert!(
+        ci <= max_ci_frac * exact,
+        "CI wider than {max_ci_frac} of exact: {what}"
+    );
+    assert!(
+        (s.mean_wait - exact).abs() <= 1.5 * ci,
+        "outside 1.5 × CI: {what}"
+    );
+}
+
+/// Simulated p99 wait agrees with an exact analytic p99:
+/// |sim − exact| ≤ 1.5 × the sectioning CI + 1% of exact (the histogram
+/// interpolation error is < 0.8%), with the CI ≤ `max_ci_frac` of exact.
+pub fn assert_p99_matches(g: &GridPoint, s: &PointStats, exact: f64, max_ci_frac: f64) {
+    let ci = s.wait_pct_ci95[3].unwrap_or_else(|| panic!("{}: no p99 CI", describe(g)));
+    let p99 = s.wait_pct[3];
+    let what = format!(
+        "{}: p99 wait sim {p99} ± {ci} (95%), exact {exact}, rel err {:+.4}, CI/exact {:.4}",
+        describe(g),
+        (p99 - exact) / exact,
+        ci / exact
+    );
+    eprintln!("{what}");
+    assert!(exact > 0.0 && exact.is_finite(), "{what}");
+    assert!(
+        ci <= max_ci_frac * exact,
+        "CI wider than {max_ci_frac} of exact: {what}"
+    );
+    assert!(
+        (p99 - exact).abs() <= 1.5 * ci + 0.01 * exact,
+        "outside 1.5 × CI + 1%: {what}"
+    );
+}
+
+/// Every replication ran to the end without a sampler failure: the right
+/// number of replications, none flagged, and the mean service time actually
+/// drawn matches the law's mean (within 1% + 5 standard errors), which it
+/// cannot if replications stopped early or customers went unrecorded.
+pub fn assert_clean(g: &GridPoint, s: &PointStats, reps: usize, customers: u32) {
+    assert_eq!(s.reps, reps, "{}", describe(g));
+    assert_eq!(s.failed_reps, 0, "{}: failed replications", describe(g));
+    let mean = g.service.mean();
+    let n = reps as f64 * f64::from(customers);
+    let tol = mean * (0.01 + 5.0 * (g.service.scv() / n).sqrt());
+    assert!(
+        (s.mean_service - mean).abs() <= tol,
+        "{}: mean service drawn {} vs the law's {mean}: replications incomplete?",
+        describe(g),
+        s.mean_service
+    );
 }

@@ -1,0 +1,43 @@
+//! Criterion suite: customers/s of every engine × policy pair on the
+//! standard cases of `qsweep::bench` (the same cases `qsweep bench` runs).
+//! Sized to finish in minutes on 2 cores: `cargo bench --bench engines`.
+//! Without a GPU adapter the GPU group is skipped with a note.
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use qsweep::bench::{standard_cases, BenchCase};
+use qsweep::engine::cpu::CpuEngine;
+use qsweep::engine::gpu::{AdapterChoice, GpuEngine};
+use qsweep::engine::schedule::tiles_for_point;
+use qsweep::engine::{Batch, Engine};
+
+const REPS: u32 = 256;
+const CUSTOMERS: u32 = 20_000;
+
+fn bench_engine(c: &mut Criterion, group_name: &str, engine: &mut dyn Engine) {
+    let mut group = c.benchmark_group(group_name);
+    group.sample_size(10);
+    for case in standard_cases() {
+        let BenchCase { name, mut params, table } = case;
+        params.customers = CUSTOMERS;
+        let params = [params];
+        let (tiles, slots) = tiles_for_point(0, REPS, 0);
+        let batch = Batch { params: &params, tiles: &tiles, table: &table, slots };
+        group.throughput(Throughput::Elements(u64::from(REPS) * u64::from(CUSTOMERS)));
+        group.bench_function(name, |b| b.iter(|| engine.run(&batch).expect("engine run")));
+    }
+    group.finish();
+}
+
+fn engines(c: &mut Criterion) {
+    bench_engine(c, "cpu", &mut CpuEngine::new(0));
+    match GpuEngine::open(&AdapterChoice::default()) {
+        Ok(mut gpu) => {
+            let name = format!("gpu {}", gpu.adapter().name);
+            bench_engine(c, &name, &mut gpu);
+        }
+        Err(e) => eprintln!("gpu benchmarks skipped: {e:#}"),
+    }
+}
+
+criterion_group!(benches, engines);
+criterion_main!(benches);

@@ -1,0 +1,515 @@
+//! The dispatch kernel: all R servers of a replication behind routers that
+//! decide on what they know (`jsq`, `pod`, `jiq`, `lwl`, and `central` with
+//! several routers; see `routing`). The CPU twin of `shaders/dispatch.wgsl`:
+//! the two consume the same random words in the same order and do the same
+//! f32 operations, so they take the same decisions wherever the samplers'
+//! transcendental functions agree to the bit (and agree in distribution
+//! everywhere).
+//!
+//! # The model
+//! R single-worker FIFO servers. Each arrival's interarrival time and then
+//! its service time are drawn (as every kernel does), then, with K > 1
+//! routers, one word picks its router uniformly, then the policy draws its
+//! words. A router sees only the requests it dispatched itself and learns of
+//! each departure when it happens; with K = 1 that is the whole system. A
+//! request dispatched at time `t` to server `s` waits `max(free[s] − t, 0)`,
+//! where `free[s]` is the time the server's FIFO queue empties, and leaves
+//! at `t + wait + service`.
+//!
+//! # Data structures (per replication)
+//! - `free[R]`: when each server's queue empties (f32).
+//! - A binary min-heap of the departure times of the requests in the system,
+//!   tagged `router · R + server`: before an arrival at `t`, every departure
+//!   at or before `t` is popped and its router's count decremented. A
+//!   replication holds at most [`dispatch::capacity`] requests;
+//!   beyond that it stops with [`rep_status::QUEUE_OVERFLOW`].
+//! - Per router: `cnt[s]` (its requests at server s), and for `jsq`, `jiq`
+//!   and `central` the servers in a permutation `perm` sorted by count with
+//!   `pos` (its inverse) and block starts `start[c]` (first index of a server
+//!   with count ≥ c). The minimum-count block is `perm[0 .. start[c0 + 1]]`,
+//!   the idle block `perm[0 .. start[1]]`, and a count changes by ±1 with one
+//!   swap and one boundary move: O(1) per event, whatever R (the bucket
+//!   structure of the O(1) LFU cache / Knuth's "sorted counts").
+//! - `central` with K > 1: per router a FIFO ring of (arrival time, service,
+//!   interarrival) of the requests waiting at the router.
+//!
+//! `lwl` needs only `free[R]`: each request joins the server that frees up
+//! first, found by a linear scan (ties: the lowest index), and waits
+//! `max(min free − t, 0)` — exactly the Kiefer–Wolfowitz recursion of the
+//! central queue, by a different route, with the same words (interarrival,
+//! service) and the same f32 operations, so `lwl` reproduces `central`
+//! replication by replication.
+//!
+//! Times are f32 relative to an epoch that moves to the current arrival
+//! every [`rebase_period`] arrivals (as in the Kiefer–Wolfowitz kernel):
+//! `free` is shifted and clamped at 0, heap and router-queue times are
+//! shifted (subtraction is monotone, so the heap stays a heap).
+//!
+//! Uniform integers below m come from one word as `(word · m) >> 32`
+//! (Lemire, "Fast random integer generation in an interval", ACM TOMACS 29(1),
+//! 2019, without the rejection step: bias below m / 2^32). `pod` samples its
+//! d distinct servers with Floyd's algorithm (Bentley and Floyd, "Programming
+//! pearls: a sample of brilliance", CACM 30(9), 1987): exactly d words.
+
+use std::cell::RefCell;
+
+use super::cpu::{rebase_period, Recorders};
+use crate::contract::{dispatch, rep_status, PointParams, RepResult};
+use crate::sampling::Sampler;
+
+/// Uniform integer in `[0, m)` from one random word.
+#[inline(always)]
+pub fn below(word: u32, m: u32) -> u32 {
+    ((u64::from(word) * u64::from(m)) >> 32) as u32
+}
+
+/// `choices` as the kernels use it: 1 ..= min(R, MAX_CHOICES).
+pub fn effective_choices(p: &PointParams) -> u32 {
+    p.choices
+        .clamp(1, dispatch::MAX_CHOICES)
+        .min(p.servers.max(1))
+}
+
+/// Per-thread buffers, reused from replication to replication.
+#[derive(Default)]
+struct Scratch {
+    free: Vec<f32>,
+    /// The departure heap: (time, router · R + server).
+    heap: Vec<(f32, u32)>,
+    /// K × R each.
+    cnt: Vec<u32>,
+    perm: Vec<u32>,
+    pos: Vec<u32>,
+    /// K × (H + 2).
+    start: Vec<u32>,
+    /// Router queues: K × H each, then head and length per router.
+    q_arr: Vec<f32>,
+    q_svc: Vec<f32>,
+    q_gap: Vec<f32>,
+    q_head: Vec<u32>,
+    q_len: Vec<u32>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Simulate replication `rep` of a [`kernel::DISPATCH`](crate::contract::kernel::DISPATCH) point.
+pub fn simulate(p: &PointParams, rep: u32, table: &[f32], hist: &mut [u32]) -> RepResult {
+    SCRATCH.with(|s| {
+        let mut s = s.borrow_mut();
+        if p.route_n == dispatch::LWL {
+            lwl(p, rep, table, hist, &mut s.free)
+        } else {
+            System::new(p, &mut s).run(p, rep, table, hist)
+        }
+    })
+}
+
+/// Least work left: the Kiefer–Wolfowitz recursion by linear scan.
+fn lwl(p: &PointParams, rep: u32, table: &[f32], hist: &mut [u32], free: &mut Vec<f32>) -> RepResult {
+    let r = p.servers.max(1) as usize;
+    free.clear();
+    free.resize(r, 0.0);
+    let mut rng = Sampler::<1>::new(p, [rep], table);
+    let mut rec = Recorders::<1>::new(p.inv_hist_scale);
+    let period = rebase_period(p.servers);
+    let mut t = 0.0f32;
+    let mut since_rebase = 0u32;
+    for n in 0..p.warmup + p.customers {
+        let a = rng.draw(&p.arrival)[0];
+        t += a;
+        since_rebase += 1;
+        if since_rebase == period {
+            for f in free.iter_mut() {
+                *f = (*f - t).max(0.0);
+            }
+            t = 0.0;
+            since_rebase = 0;
+        }
+        let mut best = 0;
+        for (i, &f) in free.iter().enumerate().skip(1) {
+            if f < free[best] {
+                best = i;
+            }
+        }
+        let wait = (free[best] - t).max(0.0);
+        let service = rng.draw(&p.service)[0];
+        free[best] = t + wait + service;
+        if n >= p.warmup {
+            rec.record(hist, 1, &[wait], &[service], &[a]);
+        }
+    }
+    let [res] = rec.finish(p.customers, rng.status);
+    res
+}
+
+/// One replication's system state, in the thread's scratch buffers.
+struct System<'s> {
+    r: u32,
+    k: u32,
+    /// Capacity: heap size and router-queue length, at most.
+    h: u32,
+    policy: u32,
+    /// Whether the routers keep the sorted permutation (all but `pod`).
+    buckets: bool,
+    s: &'s mut Scratch,
+    heap_n: u32,
+}
+
+impl<'s> System<'s> {
+    fn new(p: &PointParams, s: &'s mut Scratch) -> Self {
+        let r = p.servers.max(1);
+        let k = p.routers.max(1);
+        let h = dispatch::capacity(r);
+        let policy = p.route_n;
+        let buckets = policy != dispatch::POD;
+        let (ru, ku, hu) = (r as usize, k as usize, h as usize);
+        s.free.clear();
+        s.free.resize(ru, 0.0);
+        s.heap.resize(hu, (0.0, 0));
+        s.cnt.clear();
+        s.cnt.resize(ku * ru, 0);
+        if buckets {
+            s.perm.clear();
+            s.pos.clear();
+            s.start.clear();
+            for _ in 0..ku {
+                s.perm.extend(0..r);
+                s.pos.extend(0..r);
+                // start[0] = 0, start[c] = R for c >= 1: every server idle.
+                s.start.push(0);
+                s.start.extend(std::iter::repeat_n(r, hu + 1));
+            }
+        }
+        if policy == dispatch::CENTRAL {
+            for q in [&mut s.q_arr, &mut s.q_svc, &mut s.q_gap] {
+                q.resize(ku * hu, 0.0);
+            }
+            s.q_head.clear();
+            s.q_head.resize(ku, 0);
+            s.q_len.clear();
+            s.q_len.resize(ku, 0);
+        }
+        System {
+            r,
+            k,
+            h,
+            policy,
+            buckets,
+            s,
+            heap_n: 0,
+        }
+    }
+
+    /// Insert a departure (sift up).
+    #[inline(always)]
+    fn push(&mut self, x: f32, tag: u32) {
+        let heap = &mut self.s.heap[..=self.heap_n as usize];
+        let mut i = self.heap_n as usize;
+        self.heap_n += 1;
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if heap[parent].0 <= x {
+                break;
+            }
+            heap[i] = heap[parent];
+            i = parent;
+        }
+        heap[i] = (x, tag);
+    }
+
+    /// Remove the earliest departure (Floyd: the hole goes down along
+    /// smaller children to a leaf, then the last element goes up from it).
+    #[inline(always)]
+    fn pop(&mut self) -> (f32, u32) {
+        let heap = &mut self.s.heap[..self.heap_n as usize];
+        let top = heap[0];
+        self.heap_n -= 1;
+        let n = self.heap_n as usize;
+        let last = heap[n];
+        let mut i = 0;
+        loop {
+            let l = 2 * i + 1;
+            if l >= n {
+                break;
+            }
+            let m = if l + 1 < n && heap[l + 1].0 < heap[l].0 {
+                l + 1
+            } else {
+                l
+            };
+            heap[i] = heap[m];
+            i = m;
+        }
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if heap[parent].0 <= last.0 {
+                break;
+            }
+            heap[i] = heap[parent];
+            i = parent;
+        }
+        heap[i] = last;
+        top
+    }
+
+    /// Swap servers at permutation indices `i` and `j` of router `k`.
+    #[inline(always)]
+    fn swap(&mut self, k: usize, i: u32, j: u32) {
+        let base = k * self.r as usize;
+        let (a, b) = (self.s.perm[base + i as usize], self.s.perm[base + j as usize]);
+        self.s.perm[base + i as usize] = b;
+        self.s.perm[base + j as usize] = a;
+        self.s.pos[base + b as usize] = i;
+        self.s.pos[base + a as usize] = j;
+    }
+
+    /// Router `k` has one more request at server `srv`.
+    #[inline(always)]
+    fn inc(&mut self, k: u32, srv: u32) {
+        let (ku, ci) = (k as usize, (k * self.r + srv) as usize);
+        let c = self.s.cnt[ci];
+        if self.buckets {
+            // Move srv to the end of block c, then shrink block c by one.
+            let sb = ku * (self.h as usize + 2) + c as usize + 1;
+            let j = self.s.start[sb] - 1;
+            let i = self.s.pos[ci];
+            self.swap(ku, i, j);
+            self.s.start[sb] = j;
+        }
+        self.s.cnt[ci] = c + 1;
+    }
+
+    /// Router `k` has one request fewer at server `srv`.
+    #[inline(always)]
+    fn dec(&mut self, k: u32, srv: u32) {
+        let (ku, ci) = (k as usize, (k * self.r + srv) as usize);
+        let c = self.s.cnt[ci];
+        if self.buckets {
+            // Move srv to the front of block c, then grow block c - 1 over it.
+            let sb = ku * (self.h as usize + 2) + c as usize;
+            let j = self.s.start[sb];
+            let i = self.s.pos[ci];
+            self.swap(ku, i, j);
+            self.s.start[sb] = j + 1;
+        }
+        self.s.cnt[ci] = c - 1;
+    }
+
+    #[inline(always)]
+    fn perm_at(&self, k: u32, i: u32) -> u32 {
+        self.s.perm[(k * self.r + i) as usize]
+    }
+
+    /// Servers with count < c + 1 for router `k`, i.e. `start[c + 1]`.
+    #[inline(always)]
+    fn below_count(&self, k: u32, c: u32) -> u32 {
+        self.s.start[k as usize * (self.h as usize + 2) + c as usize + 1]
+    }
+
+    /// Shift every stored time by −t (the epoch moves to the current arrival).
+    fn rebase(&mut self, t: f32) {
+        for f in &mut self.s.free {
+            *f = (*f - t).max(0.0);
+        }
+        for e in &mut self.s.heap[..self.heap_n as usize] {
+            e.0 -= t;
+        }
+        if self.policy == dispatch::CENTRAL {
+            let h = self.h;
+            for k in 0..self.k {
+                let (head, len) = (self.s.q_head[k as usize], self.s.q_len[k as usize]);
+                for j in 0..len {
+                    let slot = (k * h + (head + j) % h) as usize;
+                    self.s.q_arr[slot] -= t;
+                }
+            }
+        }
+    }
+
+    /// Router `k`'s choice of server for a request arriving now, or `None`
+    /// (central: it waits at the router). Draws the policy's words.
+    #[inline(always)]
+    fn choose(&mut self, rng: &mut Sampler<'_, 1>, p: &PointParams, k: u32) -> Option<u32> {
+        match self.policy {
+            dispatch::JSQ => {
+                let w = rng.streams.next_u32()[0];
+                let c0 = self.s.cnt[(k * self.r + self.perm_at(k, 0)) as usize];
+                let m = self.below_count(k, c0);
+                Some(self.perm_at(k, below(w, m)))
+            }
+            dispatch::JIQ => {
+                let w = rng.streams.next_u32()[0];
+                let idle = self.below_count(k, 0);
+                Some(if idle > 0 {
+                    self.perm_at(k, below(w, idle))
+                } else {
+                    below(w, self.r)
+                })
+            }
+            dispatch::POD => {
+                let d = effective_choices(p);
+                let mut cand = [0u32; dispatch::MAX_CHOICES as usize];
+                // Floyd: for j = R − d .. R − 1, take x uniform in [0, j], or
+                // j itself if x is already taken.
+                for (taken, j) in (self.r - d..self.r).enumerate() {
+                    let mut x = below(rng.streams.next_u32()[0], j + 1);
+                    if cand[..taken].contains(&x) {
+                        x = j;
+                    }
+                    cand[taken] = x;
+                }
+                let base = (k * self.r) as usize;
+                let cand = &cand[..d as usize];
+                let mut best = u32::MAX;
+                let mut ties = 0;
+                for &c in cand {
+                    let n = self.s.cnt[base + c as usize];
+                    if n < best {
+                        best = n;
+                        ties = 1;
+                    } else if n == best {
+                        ties += 1;
+                    }
+                }
+                let mut pick = below(rng.streams.next_u32()[0], ties);
+                let mut chosen = cand[0];
+                for &c in cand {
+                    if self.s.cnt[base + c as usize] == best {
+                        if pick == 0 {
+                            chosen = c;
+                            break;
+                        }
+                        pick -= 1;
+                    }
+                }
+                Some(chosen)
+            }
+            _ => {
+                // central with several routers: a random server among those
+                // with none of this router's requests, if any.
+                let idle = self.below_count(k, 0);
+                if idle > 0 {
+                    let w = rng.streams.next_u32()[0];
+                    Some(self.perm_at(k, below(w, idle)))
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    fn run(mut self, p: &PointParams, rep: u32, table: &[f32], hist: &mut [u32]) -> RepResult {
+        let mut rng = Sampler::<1>::new(p, [rep], table);
+        let mut rec = Recorders::<1>::new(p.inv_hist_scale);
+        let total = p.warmup + p.customers;
+        let period = rebase_period(p.servers);
+        let (r, h) = (self.r, self.h);
+        let mut t = 0.0f32;
+        let mut since_rebase = 0u32;
+        // Requests dispatched so far (warm-up included).
+        let mut done = 0u32;
+        let mut status = 0u32;
+        let mut record = |done: &mut u32, wait: f32, service: f32, gap: f32| {
+            if *done >= p.warmup {
+                rec.record(hist, 1, &[wait], &[service], &[gap]);
+            }
+            *done += 1;
+        };
+        'arrivals: while done < total {
+            let a = rng.draw(&p.arrival)[0];
+            t += a;
+            since_rebase += 1;
+            if since_rebase == period {
+                self.rebase(t);
+                t = 0.0;
+                since_rebase = 0;
+            }
+            // Departures up to now, in time order.
+            while self.heap_n > 0 && self.s.heap[0].0 <= t {
+                let (dt, tag) = self.pop();
+                let (k, srv) = if self.k > 1 { (tag / r, tag % r) } else { (0, tag) };
+                self.dec(k, srv);
+                let ku = k as usize;
+                if self.policy == dispatch::CENTRAL && self.s.q_len[ku] > 0 {
+                    // The router's oldest waiting request goes where this one was.
+                    let slot = (k * h + self.s.q_head[ku]) as usize;
+                    let (arrived, service, gap) =
+                        (self.s.q_arr[slot], self.s.q_svc[slot], self.s.q_gap[slot]);
+                    self.s.q_head[ku] = (self.s.q_head[ku] + 1) % h;
+                    self.s.q_len[ku] -= 1;
+                    let at_server = (self.s.free[srv as usize] - dt).max(0.0);
+                    let leaves = dt + at_server + service;
+                    self.s.free[srv as usize] = leaves;
+                    self.push(leaves, tag);
+                    self.inc(k, srv);
+                    record(&mut done, (dt - arrived) + at_server, service, gap);
+                    if done == total {
+                        break 'arrivals;
+                    }
+                }
+            }
+            let service = rng.draw(&p.service)[0];
+            let k = if self.k > 1 {
+                below(rng.streams.next_u32()[0], self.k)
+            } else {
+                0
+            };
+            match self.choose(&mut rng, p, k) {
+                Some(srv) => {
+                    if self.heap_n == h {
+                        status |= rep_status::QUEUE_OVERFLOW;
+                        break;
+                    }
+                    let wait = (self.s.free[srv as usize] - t).max(0.0);
+                    let leaves = t + wait + service;
+                    self.s.free[srv as usize] = leaves;
+                    self.push(leaves, k * r + srv);
+                    self.inc(k, srv);
+                    record(&mut done, wait, service, a);
+                }
+                None => {
+                    let ku = k as usize;
+                    if self.s.q_len[ku] == h {
+                        status |= rep_status::QUEUE_OVERFLOW;
+                        break;
+                    }
+                    let slot = (k * h + (self.s.q_head[ku] + self.s.q_len[ku]) % h) as usize;
+                    self.s.q_arr[slot] = t;
+                    self.s.q_svc[slot] = service;
+                    self.s.q_gap[slot] = a;
+                    self.s.q_len[ku] += 1;
+                }
+            }
+        }
+        let [mut res] = rec.finish(p.customers, rng.status);
+        res.status |= status;
+        res
+    }
+}
+
+/// Loop iterations per customer of the GPU kernel, with margin (for
+/// `engine::gpu`'s pass sizing): the departures it pops (about one per
+/// arrival; three allowed, the worst of a SIMD group's lanes), each a
+/// sift-down and a sift-up over the heap's depth, the arrival's push, the
+/// `pod` sample, `lwl`'s scan, and the amortized rebase.
+pub fn gpu_loops_per_customer(p: &PointParams) -> u64 {
+    let r = u64::from(p.servers.max(1));
+    let period = u64::from(rebase_period(p.servers));
+    if p.route_n == dispatch::LWL {
+        return r + r.div_ceil(period) + 2;
+    }
+    let h = u64::from(dispatch::capacity(p.servers.max(1)));
+    let depth = 64 - h.leading_zeros() as u64;
+    let d = u64::from(effective_choices(p));
+    let pod = if p.route_n == dispatch::POD { d * d + 2 * d } else { 0 };
+    let k = u64::from(p.routers.max(1));
+    let rebase = (r + h + if p.route_n == dispatch::CENTRAL { k * h } else { 0 }).div_ceil(period);
+    3 * (2 * depth + 2) + depth + pod + rebase + 2
+}
+
+/// Loop iterations of the GPU kernel's set-up (state initialisation).
+pub fn gpu_setup_loops(p: &PointParams) -> u64 {
+    dispatch::state_words(p)
+}

@@ -1,0 +1,490 @@
+//! What lets a long sweep survive: which points a run owns (`--shard K/N`),
+//! what an existing results CSV already holds (`--resume`, `qsweep merge`),
+//! and carrying on when an engine fails mid-run ([`run_surviving`]).
+//!
+//! Rows are flushed whole and in increasing point order, so a run killed at
+//! any moment leaves a CSV whose rows are all complete except perhaps the
+//! last, which [`scan_csv`] reports as torn and [`truncate`] cuts off.
+
+use std::collections::{BTreeSet, HashSet};
+use std::fs::OpenOptions;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use anyhow::{Context, Result};
+
+use crate::engine::Engine;
+use crate::output::COLUMNS;
+use crate::sweep::{self, Interrupted, PointResult, PreparedPoint};
+use crate::UsageError;
+
+/// `--shard K/N`: the points whose index is ≡ K (mod N).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl Shard {
+    /// Parses `K/N` with `0 <= K < N`.
+    pub fn parse(s: &str) -> Result<Shard, UsageError> {
+        let bad = || {
+            UsageError(format!(
+                "--shard: '{s}' is not a valid shard; expected K/N with N >= 1 and 0 <= K < N \
+                 (e.g. --shard 0/16 ... --shard 15/16)"
+            ))
+        };
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let k: u32 = k.trim().parse().map_err(|_| bad())?;
+        let n: u32 = n.trim().parse().map_err(|_| bad())?;
+        if n == 0 || k >= n {
+            return Err(bad());
+        }
+        Ok(Shard { index: k, count: n })
+    }
+
+    pub fn contains(&self, point: u32) -> bool {
+        point % self.count == self.index
+    }
+
+    /// Points of a grid of `total` that fall in this shard.
+    pub fn size(&self, total: u64) -> u64 {
+        let (k, n) = (u64::from(self.index), u64::from(self.count));
+        if total > k {
+            (total - k).div_ceil(n)
+        } else {
+            0
+        }
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// What [`scan_csv`] found.
+#[derive(Debug, Default)]
+pub struct Scanned {
+    /// Whole rows, in file order.
+    pub rows: Vec<Vec<String>>,
+    /// Their point indices.
+    pub points: BTreeSet<u32>,
+    /// Bytes of the file that are a whole header and whole rows.
+    pub good_len: u64,
+    /// The header is missing or cut short (a run killed as it started).
+    pub no_header: bool,
+    /// A last line cut short (no newline, or the wrong number of fields):
+    /// its 1-based line number and length in bytes.
+    pub torn: Option<(usize, u64)>,
+}
+
+/// What a CSV's rows must agree with.
+pub struct Expect {
+    /// Points in the whole grid.
+    pub total: u64,
+    pub shard: Option<Shard>,
+    pub seed: u64,
+}
+
+/// Reads a results CSV written by `qsweep run`: checks the header, that
+/// every row is whole with a valid, unique point of the expected shard and
+/// the expected seed, and reports a torn last line instead of failing on it.
+/// Errors are [`UsageError`]s naming the file and line.
+pub fn scan_csv(path: &Path, expect: &Expect) -> Result<Scanned> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read '{}'", path.display()))?;
+    let shown = path.display();
+    let header = format!("{}\n", COLUMNS.join(","));
+    let mut out = Scanned::default();
+    if bytes.len() < header.len() && header.as_bytes().starts_with(&bytes) {
+        out.no_header = true;
+        return Ok(out);
+    }
+    if !bytes.starts_with(header.as_bytes()) {
+        return Err(UsageError(format!(
+            "'{shown}': line 1 is not the header qsweep writes; expected a results CSV from \
+             qsweep run (same version)"
+        ))
+        .into());
+    }
+    let body = &bytes[header.len()..];
+    out.good_len = header.len() as u64;
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(body);
+    let mut rec = csv::ByteRecord::new();
+    let point_col = col("point");
+    let seed_col = col("seed");
+    let mut line_of: std::collections::HashMap<u32, usize> = Default::default();
+    loop {
+        let start = rdr.position().byte() as usize;
+        let line = rdr.position().line() as usize + 1;
+        let res = rdr.read_byte_record(&mut rec);
+        let end = rdr.position().byte() as usize;
+        let at_end = end >= body.len();
+        match res {
+            Ok(false) => break,
+            Ok(true) => {}
+            Err(_) if at_end => {
+                out.torn = Some((line, (body.len() - start) as u64));
+                break;
+            }
+            Err(e) => {
+                return Err(UsageError(format!("'{shown}': line {line}: {e}")).into());
+            }
+        }
+        // The reader skips blank lines: find where this record starts.
+        let start = start + body[start..end].iter().take_while(|&&b| b == b'\n').count();
+        let whole = end > 0 && body[end - 1] == b'\n';
+        if !whole || rec.len() != COLUMNS.len() {
+            if at_end {
+                out.torn = Some((line, (end - start) as u64));
+                break;
+            }
+            return Err(UsageError(format!(
+                "'{shown}': line {line} has {} fields; expected {} (the file is damaged; only \
+                 its last line may be cut short)",
+                rec.len(),
+                COLUMNS.len()
+            ))
+            .into());
+        }
+        let field = |i: usize| String::from_utf8_lossy(&rec[i]).into_owned();
+        let bad = |what: String| -> anyhow::Error {
+            UsageError(format!("'{shown}': line {line}: {what}")).into()
+        };
+        let point: u32 = field(point_col)
+            .parse()
+            .map_err(|_| bad(format!("point '{}' is not a point index", field(point_col))))?;
+        if u64::from(point) >= expect.total {
+            return Err(bad(format!(
+                "point {point} is outside the grid; expected 0..{} (a different spec?)",
+                expect.total
+            )));
+        }
+        if let Some(s) = expect.shard {
+            if !s.contains(point) {
+                return Err(bad(format!(
+                    "point {point} is not in shard {s}; expected points ≡ {} (mod {})",
+                    s.index, s.count
+                )));
+            }
+        }
+        if field(seed_col) != expect.seed.to_string() {
+            return Err(bad(format!(
+                "seed {} differs from this run's seed {}",
+                field(seed_col),
+                expect.seed
+            )));
+        }
+        if let Some(first) = line_of.insert(point, line) {
+            return Err(bad(format!(
+                "point {point} appears twice (lines {first} and {line})"
+            )));
+        }
+        out.points.insert(point);
+        out.rows.push((0..rec.len()).map(field).collect());
+        out.good_len = (header.len() + end) as u64;
+    }
+    Ok(out)
+}
+
+fn col(name: &str) -> usize {
+    COLUMNS
+        .iter()
+        .position(|c| *c == name)
+        .expect("known column")
+}
+
+/// Cuts `path` to `len` bytes (dropping a torn last line) and syncs it.
+pub fn truncate(path: &Path, len: u64) -> Result<()> {
+    let f = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .with_context(|| format!("cannot open '{}'", path.display()))?;
+    f.set_len(len)
+        .and_then(|_| f.sync_all())
+        .with_context(|| format!("cannot truncate '{}'", path.display()))?;
+    Ok(())
+}
+
+/// Makes the engine that takes over after a failure, given the error and the
+/// number of points still to run (and says so to the user).
+pub type Fallback<'a> = &'a mut dyn FnMut(&anyhow::Error, usize) -> Result<Box<dyn Engine>>;
+
+/// [`sweep::run_points_until`] that survives one engine failure: when the
+/// engine fails and `fallback` is given, the points not yet reported run on
+/// the engine it makes. `on_point` gets each finished point and the label of
+/// the engine that simulated it. Errors from `on_point` and [`Interrupted`]
+/// end the run at once.
+pub fn run_surviving(
+    mut points: Vec<PreparedPoint>,
+    table: &[f32],
+    reps: u32,
+    engine: &mut Box<dyn Engine>,
+    mut fallback: Option<Fallback<'_>>,
+    on_point: &mut dyn FnMut(PointResult<'_>, &str) -> Result<()>,
+    stop: &AtomicBool,
+) -> Result<()> {
+    loop {
+        let label = engine.label();
+        let mut done = HashSet::new();
+        let mut callback_failed = false;
+        let result = sweep::run_points_until(
+            &points,
+            table,
+            reps,
+            engine.as_mut(),
+            &mut |r: PointResult<'_>| {
+                let index = r.point.grid.index;
+                on_point(r, &label).inspect_err(|_| callback_failed = true)?;
+                done.insert(index);
+                Ok(())
+            },
+            stop,
+        );
+        let err = match result {
+            Ok(()) => return Ok(()),
+            Err(e) if callback_failed || e.is::<Interrupted>() => return Err(e),
+            Err(e) => e,
+        };
+        let Some(make) = fallback.take() else {
+            return Err(err);
+        };
+        points.retain(|p| !done.contains(&p.grid.index));
+        *engine = make(&err, points.len())?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::cpu::CpuEngine;
+    use crate::engine::{Batch, BatchOutput};
+    use crate::spec::{Spec, SweepArgs};
+
+    #[test]
+    fn shards_parse_and_partition() {
+        let s = Shard::parse("2/5").unwrap();
+        assert_eq!((s.index, s.count), (2, 5));
+        assert_eq!(s.to_string(), "2/5");
+        assert!(s.contains(7) && !s.contains(8));
+        for bad in ["5/5", "1/0", "x", "1/", "/3", "-1/3", "1/3/4", ""] {
+            let e = Shard::parse(bad).unwrap_err().0;
+            assert!(e.starts_with("--shard: "), "{e}");
+        }
+        for total in 0..30u64 {
+            for n in 1..7 {
+                let sizes: u64 = (0..n)
+                    .map(|k| Shard { index: k, count: n }.size(total))
+                    .sum();
+                assert_eq!(sizes, total);
+                let k = n - 1;
+                let s = Shard { index: k, count: n };
+                let count = (0..total as u32).filter(|&p| s.contains(p)).count() as u64;
+                assert_eq!(s.size(total), count);
+            }
+        }
+    }
+
+    fn row(point: u32, seed: u64) -> String {
+        let mut f: Vec<String> = (0..COLUMNS.len()).map(|i| format!("v{i}")).collect();
+        f[col("point")] = point.to_string();
+        f[col("seed")] = seed.to_string();
+        f[col("service")] = "\"weibull(shape=0.5,median=1)\"".to_string();
+        f.join(",")
+    }
+
+    fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    const ANY: Expect = Expect {
+        total: 10,
+        shard: None,
+        seed: 1,
+    };
+
+    #[test]
+    fn scan_reads_whole_rows_and_reports_a_torn_last_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = format!("{}\n", COLUMNS.join(","));
+        let whole = format!("{header}{}\n{}\n", row(0, 1), row(1, 1));
+        let p = write(dir.path(), "a.csv", &whole);
+        let s = scan_csv(&p, &ANY).unwrap();
+        assert_eq!(s.points.iter().copied().collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(s.good_len, whole.len() as u64);
+        assert_eq!(s.rows[1][col("service")], "weibull(shape=0.5,median=1)");
+        assert!(s.torn.is_none() && !s.no_header);
+        // Cut anywhere inside the last row: torn, and the good part stays.
+        let r2 = row(2, 1);
+        for cut in [1, 5, r2.len() - 1, r2.len()] {
+            let text = format!("{whole}{}", &r2[..cut]);
+            let p = write(dir.path(), "b.csv", &text);
+            let s = scan_csv(&p, &ANY).unwrap();
+            assert_eq!(s.points.len(), 2, "cut {cut}");
+            assert_eq!(s.good_len, whole.len() as u64);
+            assert_eq!(s.torn, Some((4, cut as u64)), "cut {cut}");
+            truncate(&p, s.good_len).unwrap();
+            assert_eq!(std::fs::read_to_string(&p).unwrap(), whole);
+        }
+        // Inside a quoted field.
+        let q = r2.find('"').unwrap() + 3;
+        let p = write(dir.path(), "c.csv", &format!("{whole}{}", &r2[..q]));
+        assert_eq!(scan_csv(&p, &ANY).unwrap().good_len, whole.len() as u64);
+        // A whole row with too few fields at the end: torn as well.
+        let p = write(dir.path(), "d.csv", &format!("{whole}1,2,3\n"));
+        assert_eq!(scan_csv(&p, &ANY).unwrap().torn, Some((4, 6)));
+        // Header cut short or absent.
+        for cut in [0, 1, header.len() - 1] {
+            let p = write(dir.path(), "e.csv", &header[..cut]);
+            let s = scan_csv(&p, &ANY).unwrap();
+            assert!(s.no_header && s.rows.is_empty() && s.good_len == 0);
+        }
+    }
+
+    #[test]
+    fn scan_refuses_damaged_or_foreign_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = format!("{}\n", COLUMNS.join(","));
+        let err = |text: &str, expect: &Expect| {
+            let p = write(dir.path(), "x.csv", text);
+            let e = scan_csv(&p, expect).unwrap_err();
+            assert!(e.is::<UsageError>());
+            e.to_string()
+        };
+        assert!(err("a,b\n1,2\n", &ANY).contains("line 1 is not the header"));
+        let mid = format!("{header}1,2\n{}\n", row(1, 1));
+        assert!(err(&mid, &ANY).contains("line 2 has 2 fields"));
+        let dup = format!("{header}{}\n{}\n", row(1, 1), row(1, 1));
+        assert!(err(&dup, &ANY).contains("point 1 appears twice (lines 2 and 3)"));
+        let seed = format!("{header}{}\n", row(1, 2));
+        assert!(err(&seed, &ANY).contains("seed 2 differs"));
+        let outside = format!("{header}{}\n", row(10, 1));
+        assert!(err(&outside, &ANY).contains("outside the grid"));
+        let shard = Expect {
+            shard: Some(Shard { index: 1, count: 2 }),
+            ..ANY
+        };
+        let p = write(dir.path(), "ok.csv", &format!("{header}{}\n", row(3, 1)));
+        assert!(scan_csv(&p, &shard).is_ok());
+        let other = format!("{header}{}\n", row(2, 1));
+        assert!(err(&other, &shard).contains("not in shard 1/2"));
+    }
+
+    /// Fails every call after the first `ok` ones.
+    struct Flaky {
+        inner: CpuEngine,
+        ok: usize,
+    }
+
+    impl Engine for Flaky {
+        fn label(&self) -> String {
+            "flaky".into()
+        }
+        fn run(&mut self, batch: &Batch) -> Result<BatchOutput> {
+            if self.ok == 0 {
+                anyhow::bail!("device lost");
+            }
+            self.ok -= 1;
+            self.inner.run(batch)
+        }
+    }
+
+    fn tiny() -> Spec {
+        let args = SweepArgs {
+            servers: vec!["1,2,3".into()],
+            routing: vec!["random".into()],
+            lambda: vec!["0.5".into()],
+            service: vec!["exp(mean=0.2)".into()],
+            // One point per chunk, so a failure falls between points.
+            reps: Some((sweep::CHUNK_REPS / 2 + 1).to_string()),
+            customers: Some("3".into()),
+            warmup: Some("0".into()),
+            ..SweepArgs::default()
+        };
+        Spec::load(&args).unwrap()
+    }
+
+    fn collect(engine: Box<dyn Engine>, fallback: bool) -> (Result<()>, Vec<(u32, String, f64)>) {
+        let spec = tiny();
+        let (prepared, table) = sweep::prepare(&spec, spec.points());
+        let mut engine = engine;
+        let mut got = Vec::new();
+        let mut calls = 0;
+        let mut make = |e: &anyhow::Error, left: usize| -> Result<Box<dyn Engine>> {
+            calls += 1;
+            assert!(
+                format!("{e:#}").contains("flaky failed on grid points 1..=1"),
+                "{e:#}"
+            );
+            assert_eq!(left, 2);
+            Ok(Box::new(CpuEngine::new(1)))
+        };
+        let r = run_surviving(
+            prepared,
+            &table,
+            spec.run.reps,
+            &mut engine,
+            if fallback { Some(&mut make) } else { None },
+            &mut |p, label| {
+                got.push((p.point.grid.index, label.to_string(), p.stats.mean_wait));
+                Ok(())
+            },
+            &AtomicBool::new(false),
+        );
+        assert!(calls <= 1);
+        (r, got)
+    }
+
+    #[test]
+    fn engine_failure_falls_back_for_the_remaining_points() {
+        let flaky = || {
+            Box::new(Flaky {
+                inner: CpuEngine::new(1),
+                ok: 1,
+            })
+        };
+        let (r, reference) = collect(Box::new(CpuEngine::new(1)), false);
+        r.unwrap();
+        let (r, got) = collect(flaky(), true);
+        r.unwrap();
+        let labels: Vec<&str> = got.iter().map(|g| g.1.as_str()).collect();
+        assert_eq!(labels, ["flaky", "cpu", "cpu"]);
+        // The same numbers as a run on one engine.
+        let strip = |v: &[(u32, String, f64)]| v.iter().map(|g| (g.0, g.2)).collect::<Vec<_>>();
+        assert_eq!(strip(&got), strip(&reference));
+        // Without a fallback the error ends the run after the rows so far.
+        let (r, got) = collect(flaky(), false);
+        assert!(format!("{:#}", r.unwrap_err()).contains("device lost"));
+        assert_eq!(got.len(), 1);
+    }
+
+    #[test]
+    fn a_set_stop_flag_interrupts_between_chunks() {
+        let spec = tiny();
+        let (prepared, table) = sweep::prepare(&spec, spec.points());
+        let stop = AtomicBool::new(false);
+        let mut engine: Box<dyn Engine> = Box::new(CpuEngine::new(1));
+        let mut n = 0;
+        let r = run_surviving(
+            prepared,
+            &table,
+            spec.run.reps,
+            &mut engine,
+            None,
+            &mut |_, _| {
+                n += 1;
+                stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                Ok(())
+            },
+            &stop,
+        );
+        assert!(r.unwrap_err().is::<Interrupted>());
+        assert_eq!(n, 1);
+    }
+}

@@ -1,0 +1,582 @@
+//! The `qsweep` binary end to end: output files, determinism, and one-line
+//! errors with exit code 2 for every class of bad input.
+//!
+//! Every simulation here is tiny (16 replications of 2000 customers, CPU
+//! engine) except where a test needs several engine calls; none runs the
+//! built-in default study at its own size.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+const BIN: &str = env!("CARGO_BIN_EXE_qsweep");
+
+/// Settings added to every `qsweep run` unless the test gives its own.
+const TINY: [(&str, &str); 5] = [
+    ("--reps", "16"),
+    ("--customers", "2000"),
+    ("--warmup", "200"),
+    ("--backend", "cpu"),
+    ("--threads", "2"),
+];
+
+/// `qsweep <args>` in `dir`.
+fn qsweep(dir: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("qsweep runs")
+}
+
+/// `qsweep run <args>` plus whichever of [`TINY`] the args do not set (a flag
+/// given twice would be a clap error, which would hide the error under test).
+fn run_args(args: &[&str]) -> Vec<String> {
+    let mut all: Vec<String> = vec!["run".into()];
+    all.extend(args.iter().map(|s| s.to_string()));
+    for (flag, value) in TINY {
+        if !args.contains(&flag) {
+            all.push(flag.into());
+            all.push(value.into());
+        }
+    }
+    all
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    let all = run_args(args);
+    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+    qsweep(dir, &refs)
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn show(out: &Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}--- stderr\n{}",
+        out.status.code(),
+        text(&out.stdout),
+        text(&out.stderr)
+    )
+}
+
+fn assert_ok(out: &Output) {
+    assert!(out.status.success(), "{}", show(out));
+}
+
+/// Stderr without the engine-choice line.
+fn error_lines(out: &Output) -> Vec<String> {
+    text(&out.stderr)
+        .lines()
+        .filter(|l| !l.starts_with("qsweep: backend"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Names of the files in `dir`, sorted.
+fn files(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Exit code 2, exactly one line on stderr that contains every one of
+/// `names`, and nothing new in `dir` (no CSV, no partial output).
+fn assert_usage_error(dir: &Path, args: &[&str], names: &[&str]) -> String {
+    let before = files(dir);
+    let out = run(dir, args);
+    let what = format!("qsweep {:?}\n{}", run_args(args), show(&out));
+    assert_eq!(out.status.code(), Some(2), "{what}");
+    let lines = error_lines(&out);
+    assert_eq!(lines.len(), 1, "one line on stderr expected: {what}");
+    let line = &lines[0];
+    assert!(line.starts_with("qsweep: error: "), "{what}");
+    for name in names {
+        assert!(line.contains(name), "error does not name '{name}': {what}");
+    }
+    assert_eq!(files(dir), before, "files created by a failed run: {what}");
+    line.clone()
+}
+
+fn tempdir() -> TempDir {
+    tempfile::tempdir().expect("temp dir")
+}
+
+fn write(dir: &Path, name: &str, content: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, content).unwrap();
+    p
+}
+
+/// The CSV as a header and rows, with the machine-dependent columns
+/// (`backend`, `seconds`, `customers_per_s`) blanked by name.
+fn csv_without_timing(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
+    let timing: Vec<usize> = ["backend", "seconds", "customers_per_s"]
+        .iter()
+        .map(|c| {
+            header
+                .iter()
+                .position(|h| h == c)
+                .unwrap_or_else(|| panic!("no column {c} in {path:?}"))
+        })
+        .collect();
+    let rows = r
+        .records()
+        .map(|rec| {
+            let rec = rec.unwrap();
+            rec.iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    if timing.contains(&i) {
+                        String::new()
+                    } else {
+                        v.to_string()
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    (header, rows)
+}
+
+fn column<'a>(header: &[String], row: &'a [String], name: &str) -> &'a str {
+    let i = header
+        .iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column {name}"));
+    &row[i]
+}
+
+const TWO_POLICY_SPEC: &str = r#"# determinism check
+[sweep]
+routing = ["random", "central"]
+servers = [1, 3, 8]
+workers = [1]
+arrival = ["exp"]
+rho = [0.7]
+service = ["exp(mean=0.5)", "weibull(shape=0.46,median=0.05,min=0.01,max=30)"]
+
+[run]
+reps = 16
+customers = 2000
+warmup = 200
+seed = 42
+"#;
+
+// ---------------------------------------------------------------------------
+// Output
+
+#[test]
+fn results_do_not_depend_on_the_thread_count() {
+    let dir = tempdir();
+    let d = dir.path();
+    write(d, "spec.toml", TWO_POLICY_SPEC);
+    // The spec sets reps/customers/warmup itself; only pass engine flags.
+    for (threads, out) in [("1", "one.csv"), ("2", "two.csv")] {
+        let o = qsweep(
+            d,
+            &[
+                "run",
+                "spec.toml",
+                "--backend",
+                "cpu",
+                "--threads",
+                threads,
+                "-o",
+                out,
+            ],
+        );
+        assert_ok(&o);
+    }
+    let (h1, r1) = csv_without_timing(&d.join("one.csv"));
+    let (h2, r2) = csv_without_timing(&d.join("two.csv"));
+    assert_eq!(h1, h2);
+    assert_eq!(r1.len(), 2 * 3 * 2);
+    for (a, b) in r1.iter().zip(&r2) {
+        assert_eq!(a, b, "rows differ between --threads 1 and --threads 2");
+    }
+    assert_eq!(r1, r2);
+    for r in &r1 {
+        assert_eq!(column(&h1, r, "reps"), "16");
+        assert_eq!(column(&h1, r, "seed"), "42");
+        assert_eq!(column(&h1, r, "stable"), "true");
+    }
+}
+
+#[test]
+fn run_writes_rows_as_points_finish_and_prints_a_summary() {
+    let dir = tempdir();
+    let d = dir.path();
+    // A chunk holds at most CHUNK_REPS replications, so with that many per
+    // point each point is its own engine call and its row must reach the
+    // file before the next point starts.
+    let reps = qsweep::sweep::CHUNK_REPS.to_string();
+    let points = 6;
+    let all = run_args(&[
+        "--routing",
+        "random,central",
+        "--servers",
+        "1,2,4",
+        "--rho",
+        "0.5",
+        "--service",
+        "exp(mean=1)",
+        "--reps",
+        &reps,
+        "--customers",
+        "150",
+        "--warmup",
+        "0",
+        "-o",
+        "rows.csv",
+    ]);
+    let csv = d.join("rows.csv");
+    let mut child = Command::new(BIN)
+        .args(&all)
+        .current_dir(d)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Complete data lines seen while the run was still going.
+    let mut seen_partial = None;
+    let started = Instant::now();
+    loop {
+        let content = std::fs::read_to_string(&csv).unwrap_or_default();
+        let complete = content.matches('\n').count();
+        let running = child.try_wait().unwrap().is_none();
+        if !running {
+            break;
+        }
+        if (2..=points).contains(&complete) {
+            seen_partial.get_or_insert(complete - 1);
+        }
+        assert!(started.elapsed() < Duration::from_secs(300), "run hangs");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_ok(&out);
+    let rows = seen_partial.unwrap_or_else(|| {
+        panic!(
+            "never saw the CSV with some but not all rows while the run was going\n{}",
+            show(&out)
+        )
+    });
+    assert!((1..points).contains(&rows), "{rows}");
+
+    let (header, rows) = csv_without_timing(&csv);
+    assert_eq!(header[..3], ["point", "routing", "servers"]);
+    assert_eq!(rows.len(), points);
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(column(&header, r, "point"), i.to_string());
+    }
+    // The summary table on stdout: a header and one line per point.
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().filter(|l| !l.trim().is_empty()).collect();
+    let head = lines
+        .iter()
+        .position(|l| l.starts_with("point") && l.contains("mean_wait") && l.contains("p99_wait"))
+        .unwrap_or_else(|| panic!("no summary table header:\n{stdout}"));
+    let body = &lines[head + 1..];
+    assert!(body.len() >= points, "{stdout}");
+    for (i, l) in body.iter().take(points).enumerate() {
+        assert!(l.starts_with(&i.to_string()), "summary line {i}: {l}");
+    }
+}
+
+#[test]
+fn existing_out_is_refused_untouched_unless_forced() {
+    let dir = tempdir();
+    let d = dir.path();
+    let precious = "an earlier result\n";
+    write(d, "taken.csv", precious);
+    let args = ["--servers", "2", "--lambda", "3", "-o", "taken.csv"];
+    let line = assert_usage_error(d, &args, &["out"]);
+    assert!(line.contains("taken.csv"), "{line}");
+    assert_eq!(
+        std::fs::read_to_string(d.join("taken.csv")).unwrap(),
+        precious
+    );
+
+    let out = run(d, &[&args[..], &["--force"]].concat());
+    assert_ok(&out);
+    let (header, rows) = csv_without_timing(&d.join("taken.csv"));
+    assert_eq!(header[0], "point");
+    assert_eq!(rows.len(), 2, "random and central at servers = 2");
+}
+
+#[test]
+fn default_out_names_never_clobber_earlier_results() {
+    let dir = tempdir();
+    let d = dir.path();
+    let args = ["--servers", "2", "--lambda", "3"];
+    assert_ok(&run(d, &args));
+    let first = d.join("qsweep-results.csv");
+    let content = std::fs::read(&first).expect("qsweep-results.csv written");
+    assert_ok(&run(d, &args));
+    let second = d.join("qsweep-results-2.csv");
+    assert!(second.exists(), "{:?}", files(d));
+    assert_eq!(std::fs::read(&first).unwrap(), content, "first CSV changed");
+    // Same spec and seed: the same numbers.
+    assert_eq!(csv_without_timing(&first), csv_without_timing(&second));
+}
+
+// ---------------------------------------------------------------------------
+// Bad input: exit 2, one line naming the field, nothing written
+
+#[test]
+fn zero_lambda_is_refused() {
+    let d = tempdir();
+    assert_usage_error(d.path(), &["--lambda", "0"], &["--lambda", "'0'"]);
+}
+
+#[test]
+fn negative_lambda_is_refused() {
+    let d = tempdir();
+    assert_usage_error(d.path(), &["--lambda", "-5"], &["--lambda", "'-5'"]);
+}
+
+#[test]
+fn zero_servers_is_refused() {
+    let d = tempdir();
+    assert_usage_error(d.path(), &["--servers", "0"], &["--servers", "'0'"]);
+}
+
+#[test]
+fn unknown_law_is_refused() {
+    let d = tempdir();
+    assert_usage_error(
+        d.path(),
+        &["--service", "expo(mean=1)"],
+        &["--service", "expo"],
+    );
+}
+
+#[test]
+fn unknown_law_key_is_refused() {
+    let d = tempdir();
+    assert_usage_error(
+        d.path(),
+        &["--service", "exp(mena=1)"],
+        &["--service", "mena"],
+    );
+}
+
+#[test]
+fn missing_empirical_file_is_refused() {
+    let d = tempdir();
+    assert_usage_error(
+        d.path(),
+        &["--service", "empirical(file=missing.txt)"],
+        &["--service", "missing.txt"],
+    );
+}
+
+#[test]
+fn empirical_file_with_a_non_number_is_refused() {
+    let d = tempdir();
+    write(d.path(), "times.txt", "0.1\n0.2\nabc\n");
+    assert_usage_error(
+        d.path(),
+        &["--service", "empirical(file=times.txt)"],
+        &["--service", "times.txt", "line 3", "abc"],
+    );
+}
+
+#[test]
+fn empirical_file_with_a_negative_value_is_refused() {
+    let d = tempdir();
+    write(d.path(), "times.txt", "0.1\n-0.2\n");
+    assert_usage_error(
+        d.path(),
+        &["--service", "empirical(file=times.txt)"],
+        &["--service", "times.txt", "line 2"],
+    );
+}
+
+#[test]
+fn empty_empirical_file_is_refused() {
+    let d = tempdir();
+    write(d.path(), "times.txt", "");
+    assert_usage_error(
+        d.path(),
+        &["--service", "empirical(file=times.txt)"],
+        &["--service", "times.txt", "empty"],
+    );
+}
+
+#[test]
+fn zero_customers_is_refused() {
+    let d = tempdir();
+    assert_usage_error(d.path(), &["--customers", "0"], &["--customers"]);
+}
+
+#[test]
+fn empty_axis_in_a_spec_file_is_refused_with_path_and_line() {
+    let d = tempdir();
+    write(
+        d.path(),
+        "spec.toml",
+        "[sweep]\nrouting = [\"random\"]\nservers = []\nlambda = [1]\nservice = [\"exp(mean=0.5)\"]\n",
+    );
+    let line = assert_usage_error(d.path(), &["spec.toml"], &["servers"]);
+    assert!(line.starts_with("qsweep: error: spec.toml:3: "), "{line}");
+}
+
+#[test]
+fn lambda_and_rho_together_in_a_spec_file_are_refused() {
+    let d = tempdir();
+    write(
+        d.path(),
+        "spec.toml",
+        "[sweep]\nrouting = [\"random\"]\nservers = [2]\nlambda = [1]\nrho = [0.5]\nservice = [\"exp(mean=0.5)\"]\n",
+    );
+    let line = assert_usage_error(d.path(), &["spec.toml"], &["lambda", "rho"]);
+    assert!(line.starts_with("qsweep: error: spec.toml:5: "), "{line}");
+}
+
+#[test]
+fn lambda_and_rho_flags_together_are_refused() {
+    let d = tempdir();
+    assert_usage_error(
+        d.path(),
+        &["--lambda", "1", "--rho", "0.5"],
+        &["--lambda", "--rho"],
+    );
+}
+
+#[test]
+fn spec_file_errors_carry_path_and_line() {
+    let d = tempdir();
+    let sub = d.path().join("studies");
+    std::fs::create_dir(&sub).unwrap();
+    let cases: [(&str, &str, &str); 4] = [
+        // (file text, expected "PATH:LINE:" prefix, a word the message names)
+        (
+            "[sweep]\nrouting = [\"random\"]\nservers = [2, 0]\nlambda = [1]\n",
+            "studies/s.toml:3: ",
+            "servers",
+        ),
+        (
+            "[sweep]\nservers = [2]\nlambda = [1]\nservice = [\"exp(mena=1)\"]\n",
+            "studies/s.toml:4: ",
+            "mena",
+        ),
+        (
+            "[sweep]\nservers = [2]\nlambda = [1]\n\n[run]\nreps = 16\ncustomers = 0\n",
+            "studies/s.toml:7: ",
+            "customers",
+        ),
+        (
+            "[sweep]\nservers = [2]\nlambda = [1]\nspeed = [3]\n",
+            "studies/s.toml:4: ",
+            "speed",
+        ),
+    ];
+    for (toml, prefix, word) in cases {
+        std::fs::write(sub.join("s.toml"), toml).unwrap();
+        let line = assert_usage_error(d.path(), &["studies/s.toml"], &[word]);
+        assert!(
+            line.starts_with(&format!("qsweep: error: {prefix}")),
+            "expected '{prefix}' first: {line}\n{toml}"
+        );
+    }
+}
+
+#[test]
+fn unstable_point_is_refused_then_runs_with_allow_unstable() {
+    let d = tempdir();
+    let args = [
+        "--lambda",
+        "160",
+        "--servers",
+        "51",
+        "--service",
+        "exp(rate=3)",
+        "--routing",
+        "central",
+    ];
+    assert_usage_error(d.path(), &args, &["unstable", "rho", "--allow-unstable"]);
+
+    let mut allowed = args.to_vec();
+    allowed.extend(["--allow-unstable", "-o", "unstable.csv"]);
+    let out = run(d.path(), &allowed);
+    assert_ok(&out);
+    let (header, rows) = csv_without_timing(&d.path().join("unstable.csv"));
+    assert_eq!(rows.len(), 1);
+    assert_eq!(column(&header, &rows[0], "stable"), "false");
+    assert_eq!(column(&header, &rows[0], "analytic_method"), "unstable");
+    let rho: f64 = column(&header, &rows[0], "rho").parse().unwrap();
+    assert!((rho - 160.0 / 153.0).abs() < 1e-6, "{rho}");
+}
+
+// ---------------------------------------------------------------------------
+// Other subcommands
+
+#[test]
+fn analytic_prints_the_default_study_beside_erlang_c_quickly() {
+    let d = tempdir();
+    let started = Instant::now();
+    let out = qsweep(d.path(), &["analytic"]);
+    let secs = started.elapsed().as_secs_f64();
+    assert_ok(&out);
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("exact:erlang_c"), "{stdout}");
+    assert!(stdout.contains("exact:mm1"), "{stdout}");
+    assert!(stdout.contains("Erlang C M/M/R"), "{stdout}");
+    assert!(stdout.contains("1/(Rμ−λ)"), "{stdout}");
+    // The published table's R values all appear.
+    for r in ["51", "60", "75", "100", "4000"] {
+        assert!(stdout.lines().any(|l| l.trim_start().starts_with(r)), "{r}");
+    }
+    assert!(secs < 10.0, "qsweep analytic took {secs:.1} s");
+    assert!(
+        files(d.path()).is_empty(),
+        "analytic wrote {:?}",
+        files(d.path())
+    );
+}
+
+#[test]
+fn adapters_lists_and_exits_zero() {
+    let d = tempdir();
+    let out = qsweep(d.path(), &["adapters"]);
+    assert_ok(&out);
+    assert!(!out.stdout.is_empty(), "{}", show(&out));
+}
+
+#[test]
+fn plot_draws_an_svg_and_names_a_missing_column() {
+    let dir = tempdir();
+    let d = dir.path();
+    assert_ok(&run(
+        d,
+        &["--servers", "1,2,4", "--rho", "0.7", "-o", "tiny.csv"],
+    ));
+    let out = qsweep(d, &["plot", "tiny.csv"]);
+    assert_ok(&out);
+    let svg = std::fs::read_to_string(d.join("tiny.svg")).expect("tiny.svg written");
+    assert!(
+        svg.contains("<svg"),
+        "not an SVG: {}",
+        &svg[..svg.len().min(200)]
+    );
+
+    let out = qsweep(d, &["plot", "tiny.csv", "--y", "nope", "-o", "nope.svg"]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{}", show(&out));
+    assert!(err.contains("nope"), "{}", show(&out));
+    assert!(!d.join("nope.svg").exists());
+}

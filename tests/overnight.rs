@@ -1,0 +1,560 @@
+//! Overnight sweeps that survive: kill and resume, torn lines, Ctrl-C,
+//! sharding and merge, provenance, `--from-meta`. Each test drives the real
+//! binary on the CPU engine with tiny sizes.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use qsweep::output::{COLUMNS, TIMING_COLUMNS};
+
+const BIN: &str = env!("CARGO_BIN_EXE_qsweep");
+
+/// 20 points, one per engine call (reps above half a chunk), ~20 ms each.
+const SMALL: &[&str] = &[
+    "--backend",
+    "cpu",
+    "-j",
+    "2",
+    "--routing",
+    "random,central",
+    "--servers",
+    "1,2,3,4,5",
+    "--lambda",
+    "0.5,0.7",
+    "--service",
+    "exp(mean=0.1)",
+    "--reps",
+    "40000",
+    "--customers",
+    "5",
+    "--warmup",
+    "0",
+];
+
+/// 60 points of the same kind: long enough to be stopped mid-run.
+const LONG: &[&str] = &[
+    "--backend",
+    "cpu",
+    "-j",
+    "2",
+    "--routing",
+    "random,central",
+    "--servers",
+    "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15",
+    "--lambda",
+    "0.5,0.7",
+    "--service",
+    "exp(mean=0.1)",
+    "--reps",
+    "40000",
+    "--customers",
+    "8",
+    "--warmup",
+    "0",
+];
+
+fn qsweep(dir: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run qsweep")
+}
+
+/// `qsweep run SPEC... EXTRA...`, which must succeed.
+fn run_ok(dir: &Path, spec: &[&str], extra: &[&str]) -> Output {
+    let args: Vec<&str> = ["run"].iter().chain(spec).chain(extra).copied().collect();
+    let out = qsweep(dir, &args);
+    assert!(
+        out.status.success(),
+        "qsweep {args:?} failed: {}",
+        stderr(&out)
+    );
+    out
+}
+
+/// `qsweep ARGS...`, which must fail with `code`; returns standard error.
+fn fails(dir: &Path, args: &[&str], code: i32) -> String {
+    let out = qsweep(dir, args);
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "qsweep {args:?}: {}",
+        stderr(&out)
+    );
+    stderr(&out)
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn run_args<'a>(spec: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+    ["run"].iter().chain(spec).chain(extra).copied().collect()
+}
+
+/// The CSV's rows with the timing columns blanked.
+fn rows(path: &Path) -> Vec<Vec<String>> {
+    let timing: Vec<usize> = TIMING_COLUMNS
+        .iter()
+        .map(|c| COLUMNS.iter().position(|k| k == c).unwrap())
+        .collect();
+    let mut r = csv::Reader::from_path(path).expect("read csv");
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(header, COLUMNS);
+    r.records()
+        .map(|rec| {
+            let mut f: Vec<String> = rec.unwrap().iter().map(String::from).collect();
+            assert_eq!(f.len(), COLUMNS.len());
+            for &i in &timing {
+                f[i].clear();
+            }
+            f
+        })
+        .collect()
+}
+
+fn points(rows: &[Vec<String>]) -> Vec<u32> {
+    rows.iter().map(|r| r[0].parse().unwrap()).collect()
+}
+
+fn meta(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).expect("meta file");
+    serde_json::from_str(&text).expect("meta json")
+}
+
+/// Whole data rows in the file so far.
+fn data_rows(path: &Path) -> usize {
+    std::fs::read(path)
+        .map(|b| b.iter().filter(|&&c| c == b'\n').count().saturating_sub(1))
+        .unwrap_or(0)
+}
+
+/// Starts `qsweep ARGS` and waits until `csv` has a data row.
+fn start_and_wait_for_a_row(dir: &Path, args: &[&str], csv: &Path) -> std::process::Child {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn qsweep");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while data_rows(csv) < 1 {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("qsweep ended ({status}) before writing a row");
+        }
+        assert!(Instant::now() < deadline, "no row after 60 s");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child
+}
+
+fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("temp dir")
+}
+
+fn copy(from: &Path, to: &Path) {
+    std::fs::copy(from, to).expect("copy");
+}
+
+#[test]
+fn sigkill_mid_sweep_then_resume_equals_an_uninterrupted_run() {
+    let dir = tempdir();
+    let d = dir.path();
+    run_ok(d, LONG, &["-o", "ref.csv"]);
+    let reference = rows(&d.join("ref.csv"));
+    assert_eq!(reference.len(), 60);
+
+    let csv = d.join("killed.csv");
+    let mut child = start_and_wait_for_a_row(d, &run_args(LONG, &["-o", "killed.csv"]), &csv);
+    child.kill().expect("SIGKILL");
+    child.wait().unwrap();
+    let partial = rows_lenient(&csv);
+    assert!(
+        (1..60).contains(&partial),
+        "killed after {partial} rows: expected mid-sweep"
+    );
+    assert_eq!(meta(&d.join("killed.meta.json"))["status"], "running");
+
+    let out = run_ok(d, LONG, &["-o", "killed.csv", "--resume"]);
+    assert!(stderr(&out).contains("; resuming: "), "{}", stderr(&out));
+    assert_eq!(rows(&csv), reference);
+    let m = meta(&d.join("killed.meta.json"));
+    assert_eq!(m["status"], "complete");
+    assert_eq!(m["points_done"], 60);
+    assert_eq!(m["previous_runs"].as_array().unwrap().len(), 1);
+    assert_eq!(m["previous_runs"][0]["status"], "running");
+}
+
+/// Whole rows in a CSV that may end in a torn line.
+fn rows_lenient(path: &Path) -> usize {
+    let text = std::fs::read(path).unwrap();
+    let whole = text.iter().filter(|&&c| c == b'\n').count();
+    whole.saturating_sub(1)
+}
+
+#[test]
+fn a_torn_last_line_is_truncated_and_its_point_redone() {
+    let dir = tempdir();
+    let d = dir.path();
+    run_ok(d, SMALL, &["-o", "a.csv"]);
+    let reference = rows(&d.join("a.csv"));
+    let text = std::fs::read_to_string(d.join("a.csv")).unwrap();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    // Header and rows 0..=4, then row 5 cut inside its quoted service field.
+    let row5 = lines[6];
+    let cut = row5.find("exp(mean").unwrap() + 4;
+    for (name, torn) in [
+        ("cut.csv", &row5[..cut]),
+        ("no-newline.csv", row5.trim_end_matches('\n')),
+    ] {
+        let mut t: String = lines[..6].concat();
+        t.push_str(torn);
+        std::fs::write(d.join(name), t).unwrap();
+        copy(
+            &d.join("a.meta.json"),
+            &d.join(name.replace(".csv", ".meta.json")),
+        );
+        let out = run_ok(d, SMALL, &["-o", name, "--resume"]);
+        assert!(
+            stderr(&out).contains("cut-short last line") && stderr(&out).contains("line 7"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(rows(&d.join(name)), reference, "{name}");
+    }
+}
+
+#[test]
+fn ctrl_c_keeps_a_valid_csv_says_how_to_resume_and_exits_130() {
+    let dir = tempdir();
+    let d = dir.path();
+    run_ok(d, LONG, &["-o", "ref.csv"]);
+    let reference = rows(&d.join("ref.csv"));
+
+    let csv = d.join("int.csv");
+    let child = start_and_wait_for_a_row(d, &run_args(LONG, &["-o", "int.csv"]), &csv);
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill -INT");
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    let done = rows(&csv).len();
+    assert!((1..60).contains(&done), "{done} rows: {err}");
+    assert!(err.contains("interrupted"), "{err}");
+    let m = meta(&d.join("int.meta.json"));
+    assert_eq!(m["status"], "interrupted");
+    assert_eq!(m["points_done"], done);
+    // The printed command line resumes it.
+    let hint = err
+        .lines()
+        .skip_while(|l| !l.contains("To resume:"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no resume line: {err}"))
+        .trim()
+        .to_string();
+    assert!(
+        hint.ends_with("--resume") && hint.contains("-o int.csv"),
+        "{hint}"
+    );
+    let resumed = Command::new("sh")
+        .args(["-c", &hint])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    assert_eq!(rows(&csv), reference);
+}
+
+#[test]
+fn shards_merge_into_the_unsharded_run() {
+    let dir = tempdir();
+    let d = dir.path();
+    run_ok(d, SMALL, &["-o", "full.csv"]);
+    let reference = rows(&d.join("full.csv"));
+    for k in 0..3 {
+        let shard = format!("{k}/3");
+        let out = format!("piece-{k}.csv");
+        run_ok(d, SMALL, &["--shard", &shard, "-o", &out]);
+        let got = points(&rows(&d.join(&out)));
+        let want: Vec<u32> = (0..20).filter(|p| p % 3 == k).collect();
+        assert_eq!(got, want);
+        assert_eq!(
+            meta(&d.join(format!("piece-{k}.meta.json")))["shard"],
+            shard
+        );
+    }
+    let merge = |extra: &[&str]| {
+        let mut args = vec![
+            "merge",
+            "merged.csv",
+            "piece-2.csv",
+            "piece-0.csv",
+            "piece-1.csv",
+        ];
+        args.extend(extra);
+        qsweep(d, &args)
+    };
+    let out = merge(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(rows(&d.join("merged.csv")), reference);
+    let m = meta(&d.join("merged.meta.json"));
+    assert_eq!(m["status"], "complete");
+    assert_eq!(m["points_done"], 20);
+    assert_eq!(m["shard"], serde_json::Value::Null);
+    assert_eq!(m["pieces"].as_array().unwrap().len(), 3);
+    assert_eq!(m["spec_hash"], meta(&d.join("full.meta.json"))["spec_hash"]);
+    // Not over an existing file, unless --force.
+    let out = merge(&[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("already exists"), "{}", stderr(&out));
+    assert!(merge(&["--force"]).status.success());
+    assert_eq!(rows(&d.join("merged.csv")), reference);
+}
+
+#[test]
+fn merge_refuses_missing_doubled_foreign_or_metaless_pieces() {
+    let dir = tempdir();
+    let d = dir.path();
+    for k in 0..3 {
+        let (shard, out) = (format!("{k}/3"), format!("p{k}.csv"));
+        run_ok(d, SMALL, &["--shard", &shard, "-o", &out]);
+    }
+    run_ok(
+        d,
+        SMALL,
+        &["--shard", "2/3", "--seed", "2", "-o", "seed2.csv"],
+    );
+    copy(&d.join("p0.csv"), &d.join("again.csv"));
+    copy(&d.join("p0.meta.json"), &d.join("again.meta.json"));
+    copy(&d.join("p1.csv"), &d.join("bare.csv"));
+
+    let e = fails(d, &["merge", "m.csv", "p0.csv", "p1.csv"], 2);
+    assert!(e.contains("6 of 20 points missing (points 2, 5, 8"), "{e}");
+    let e = fails(
+        d,
+        &["merge", "m.csv", "p0.csv", "p1.csv", "p2.csv", "again.csv"],
+        2,
+    );
+    assert!(
+        e.contains("point 0 is in both 'p0.csv' and 'again.csv'"),
+        "{e}"
+    );
+    let e = fails(d, &["merge", "m.csv", "p0.csv", "p1.csv", "seed2.csv"], 2);
+    assert!(
+        e.contains("'seed2.csv' comes from a different spec") && e.contains("seed 2 vs 1"),
+        "{e}"
+    );
+    let e = fails(d, &["merge", "m.csv", "p0.csv", "bare.csv", "p2.csv"], 2);
+    assert!(e.contains("'bare.csv' has no 'bare.meta.json'"), "{e}");
+    assert!(!d.join("m.csv").exists(), "nothing written on refusal");
+    // An unfinished piece is named.
+    let text = std::fs::read_to_string(d.join("p1.csv")).unwrap();
+    let cut: String = text.split_inclusive('\n').take(3).collect();
+    std::fs::write(d.join("short.csv"), cut).unwrap();
+    let mut m = meta(&d.join("p1.meta.json"));
+    m["status"] = "interrupted".into();
+    std::fs::write(d.join("short.meta.json"), m.to_string()).unwrap();
+    let e = fails(d, &["merge", "m.csv", "p0.csv", "short.csv", "p2.csv"], 2);
+    assert!(
+        e.contains("unfinished: 'short.csv' (interrupted, 2 of 7 rows)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn resume_refuses_another_spec_seed_or_shard() {
+    let dir = tempdir();
+    let d = dir.path();
+    run_ok(d, SMALL, &["-o", "a.csv"]);
+    let before = std::fs::read(d.join("a.csv")).unwrap();
+    let resume = |extra: &[&'static str]| -> Vec<&'static str> {
+        let mut v = run_args(SMALL, &["-o", "a.csv", "--resume"]);
+        v.extend(extra);
+        v
+    };
+    let e = fails(d, &resume(&["--seed", "2"]), 2);
+    assert!(
+        e.contains("different spec (seed 1, this run has seed 2)"),
+        "{e}"
+    );
+    let e = fails(d, &resume(&["--workers", "2"]), 2);
+    assert!(e.contains("different spec (spec hash sha256:"), "{e}");
+    let e = fails(d, &resume(&["--shard", "0/2"]), 2);
+    assert!(e.contains("holds shard none, this run is shard 0/2"), "{e}");
+    let e = fails(d, &resume(&["--force"]), 2);
+    assert!(e.contains("--resume: given together with --force"), "{e}");
+    // Settings that do not change results may differ; a complete file stays as it is.
+    let out = qsweep(d, &resume(&["--adapter", "no-such-gpu"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read(d.join("a.csv")).unwrap(), before);
+    // Without --resume or --force an existing CSV is refused.
+    let e = fails(d, &run_args(SMALL, &["-o", "a.csv"]), 2);
+    assert!(e.contains("'a.csv' already exists"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+}
+
+#[test]
+fn bad_shards_are_one_line_usage_errors() {
+    let dir = tempdir();
+    for bad in ["3/3", "1/0", "x", "-1/2", "1"] {
+        let e = fails(
+            dir.path(),
+            &run_args(SMALL, &["--shard", bad, "-o", "x.csv"]),
+            2,
+        );
+        assert!(e.starts_with("qsweep: error: --shard: "), "{e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+    assert!(!dir.path().join("x.csv").exists());
+}
+
+#[test]
+fn meta_json_records_the_provenance() {
+    let dir = tempdir();
+    let d = dir.path();
+    run_ok(d, SMALL, &["--shard", "1/4", "-o", "r.csv"]);
+    let m = meta(&d.join("r.meta.json"));
+    for key in [
+        "format",
+        "status",
+        "csv",
+        "spec_hash",
+        "seed",
+        "spec_toml",
+        "spec_source",
+        "spec_dir",
+        "points_total",
+        "shard",
+        "points",
+        "points_done",
+        "backend",
+        "adapter",
+        "command",
+        "cwd",
+        "host",
+        "qsweep_version",
+        "git_revision",
+        "engine",
+        "started",
+        "ended",
+        "first_started",
+        "previous_runs",
+    ] {
+        assert!(m.get(key).is_some(), "no {key} in {m}");
+    }
+    assert_eq!(m["format"], "qsweep-meta/1");
+    assert_eq!(m["status"], "complete");
+    assert_eq!(m["csv"], "r.csv");
+    assert_eq!(m["seed"], 1);
+    assert_eq!(m["shard"], "1/4");
+    assert_eq!(
+        (m["points_total"].as_u64(), m["points"].as_u64()),
+        (Some(20), Some(5))
+    );
+    assert_eq!(m["points_done"], 5);
+    assert_eq!(m["qsweep_version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        (m["backend"].as_str(), m["engine"].as_str()),
+        (Some("cpu"), Some("cpu"))
+    );
+    assert!(!m["git_revision"].as_str().unwrap().is_empty());
+    assert!(!m["host"].as_str().unwrap().is_empty());
+    let hash = m["spec_hash"].as_str().unwrap();
+    assert!(hash.starts_with("sha256:") && hash.len() == 71, "{hash}");
+    assert!(m["spec_toml"]
+        .as_str()
+        .unwrap()
+        .contains("servers = [1, 2, 3, 4, 5]"));
+    for t in ["started", "ended", "first_started"] {
+        let s = m[t].as_str().unwrap();
+        let b = s.as_bytes();
+        assert!(
+            s.len() == 20 && b[4] == b'-' && b[10] == b'T' && s.ends_with('Z'),
+            "{t}: {s}"
+        );
+    }
+    let cmd: Vec<&str> = m["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(&cmd[1..4], ["run", "--backend", "cpu"]);
+}
+
+#[test]
+fn from_meta_reruns_the_same_sweep() {
+    let dir = tempdir();
+    let d = dir.path();
+    let sub = d.join("night");
+    std::fs::create_dir(&sub).unwrap();
+    run_ok(d, SMALL, &["--shard", "0/2", "-o", "night/a.csv"]);
+    let reference = rows(&sub.join("a.csv"));
+    // From another directory, with only the output changed.
+    let out = qsweep(
+        &sub,
+        &[
+            "run",
+            "--from-meta",
+            "a.meta.json",
+            "-o",
+            "b.csv",
+            "-j",
+            "1",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(rows(&sub.join("b.csv")), reference);
+    let (a, b) = (
+        meta(&sub.join("a.meta.json")),
+        meta(&sub.join("b.meta.json")),
+    );
+    assert_eq!(a["spec_hash"], b["spec_hash"]);
+    assert_eq!(b["shard"], "0/2");
+    // Its CSV is the default output, so it is not overwritten...
+    let e = fails(&sub, &["run", "--from-meta", "a.meta.json"], 2);
+    assert!(e.contains("'a.csv' already exists"), "{e}");
+    // ...but resumable from the meta alone.
+    assert!(
+        qsweep(d, &["run", "--from-meta", "night/a.meta.json", "--resume"])
+            .status
+            .success()
+    );
+    // The spec is the recorded one: no axis flags.
+    let e = fails(
+        d,
+        &["run", "--from-meta", "night/a.meta.json", "--servers", "3"],
+        2,
+    );
+    assert!(e.contains("expected no --servers"), "{e}");
+}
+
+#[test]
+fn sigterm_from_a_scheduler_stops_like_ctrl_c() {
+    let dir = tempdir();
+    let d = dir.path();
+    let csv = d.join("term.csv");
+    let child = start_and_wait_for_a_row(d, &run_args(LONG, &["-o", "term.csv"]), &csv);
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill -TERM");
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let done = rows(&csv).len();
+    assert!((1..60).contains(&done), "{done} rows");
+    let m = meta(&d.join("term.meta.json"));
+    assert_eq!(
+        (m["status"].as_str(), m["points_done"].as_u64()),
+        (Some("interrupted"), Some(done as u64))
+    );
+}
