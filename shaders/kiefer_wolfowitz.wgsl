@@ -51,7 +51,7 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
         }
         let free = heap[slot_lane];
         let wait = max(free - t, 0.0);
-        let service = draw(p.service);
+        let service = draw_service(p.service);
         // Replace the root by the new free-at time, Floyd's way: the hole
         // goes down to a leaf along smaller children (fixed trip count, no
         // divergence), then x goes up.

@@ -26,7 +26,7 @@ fn simulate(p: PointParams, rep: u32, slot: u32, result_index: u32) {
     for (var i = info.begin; i < end; i++) {
         let a = next_interarrival(p, lk);
         wait = max(wait + prev_service - a, 0.0);
-        prev_service = draw(p.service);
+        prev_service = draw_service(p.service);
         if (i >= p.warmup) {
             rec_record(wait, prev_service, a);
         }

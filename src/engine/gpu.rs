@@ -7,6 +7,7 @@
 //! stays near [`TARGET_DISPATCH_SECONDS`] (far from any OS watchdog), within
 //! the adapter's buffer limits and 65535 workgroups per dimension.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -16,7 +17,8 @@ use wgpu::util::DeviceExt;
 
 use super::{Batch, BatchOutput, Engine};
 use crate::contract::{
-    kernel, law_kind, thinning, Law, PointParams, RepResult, HISTS_PER_SLOT, HIST_BINS, TILE_REPS,
+    dispatch, kernel, law_kind, rep_status, thinning, Law, PointParams, RepResult, HISTS_PER_SLOT,
+    HIST_BINS, TILE_REPS,
 };
 use crate::sampling::ERLANG_DIRECT_MAX;
 
@@ -51,6 +53,15 @@ pub fn contract_constants_wgsl() -> String {
         ("ERLANG_DIRECT_MAX", ERLANG_DIRECT_MAX),
         ("GEOMETRIC_CAP", GEOMETRIC_CAP),
         ("STATUS_SAMPLER_BOUND", rep_status::SAMPLER_BOUND),
+        ("STATUS_QUEUE_OVERFLOW", rep_status::QUEUE_OVERFLOW),
+        ("DISPATCH_JSQ", dispatch::JSQ),
+        ("DISPATCH_POD", dispatch::POD),
+        ("DISPATCH_JIQ", dispatch::JIQ),
+        ("DISPATCH_LWL", dispatch::LWL),
+        ("DISPATCH_CENTRAL", dispatch::CENTRAL),
+        ("DISPATCH_CAPACITY_SLACK", dispatch::CAPACITY_SLACK),
+        ("DISPATCH_HEADER_WORDS", dispatch::HEADER_WORDS),
+        ("MAX_CHOICES", dispatch::MAX_CHOICES),
     ];
     let mut s = String::from("// Generated from src/contract.rs and src/sampling.rs.\n");
     for (name, v) in u32s {
@@ -60,27 +71,77 @@ pub fn contract_constants_wgsl() -> String {
     s
 }
 
-/// The shared WGSL prelude: generated constants, contract declarations,
-/// random streams, samplers.
-pub fn prelude_wgsl() -> String {
-    format!(
-        "{}\n{}\n{}\n{}\n",
-        contract_constants_wgsl(),
-        include_str!("../../shaders/common.wgsl"),
-        include_str!("../../shaders/rng.wgsl"),
-        include_str!("../../shaders/sampling.wgsl"),
-    )
+/// What a pipeline is compiled for: the kernel and, as WGSL constants, the
+/// arrival law, service law and thinning of its points, so the compiler
+/// keeps only the samplers a point uses (a run-time switch over ten laws
+/// costs up to 4x on some drivers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Specialization {
+    pub kernel: u32,
+    pub arrival: u32,
+    pub service: u32,
+    pub thinning: u32,
 }
+
+impl Specialization {
+    pub fn of(p: &PointParams) -> Self {
+        Self {
+            kernel: p.kernel,
+            arrival: p.arrival.kind,
+            service: p.service.kind,
+            thinning: p.thinning,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self.kernel {
+            kernel::LINDLEY => "lindley",
+            kernel::DISPATCH => "dispatch",
+            _ => "kiefer_wolfowitz",
+        }
+    }
+
+    /// The full WGSL source of this pipeline.
+    pub fn source(&self) -> String {
+        let body = match self.kernel {
+            kernel::LINDLEY => LINDLEY_WGSL,
+            kernel::DISPATCH => DISPATCH_WGSL,
+            _ => KIEFER_WOLFOWITZ_WGSL,
+        };
+        format!(
+            "{}const ARRIVAL_KIND: u32 = {}u;\nconst SERVICE_KIND: u32 = {}u;\nconst THINNING: u32 = {}u;\n{}\n{}\n{}\n{}\n{body}",
+            contract_constants_wgsl(),
+            self.arrival,
+            self.service,
+            self.thinning,
+            include_str!("../../shaders/common.wgsl"),
+            include_str!("../../shaders/rng.wgsl"),
+            include_str!("../../shaders/sampling.wgsl"),
+            "",
+        )
+    }
+}
+
 pub const LINDLEY_WGSL: &str = include_str!("../../shaders/lindley.wgsl");
 pub const KIEFER_WOLFOWITZ_WGSL: &str = include_str!("../../shaders/kiefer_wolfowitz.wgsl");
+pub const DISPATCH_WGSL: &str = include_str!("../../shaders/dispatch.wgsl");
 
-/// Full source of each kernel, as compiled.
-pub fn kernel_sources() -> Vec<(&'static str, String)> {
-    let prelude = prelude_wgsl();
-    vec![
-        ("lindley", format!("{prelude}{LINDLEY_WGSL}")),
-        ("kiefer_wolfowitz", format!("{prelude}{KIEFER_WOLFOWITZ_WGSL}")),
-    ]
+/// Sources of a representative set of pipelines, for validation: each
+/// kernel with every service law, every arrival law and every thinning.
+pub fn kernel_sources() -> Vec<(String, String)> {
+    let mut specs = Vec::new();
+    for kernel in [kernel::LINDLEY, kernel::KIEFER_WOLFOWITZ, kernel::DISPATCH] {
+        for law in 0..=law_kind::EMPIRICAL {
+            for thinning in [thinning::NONE, thinning::RANDOM, thinning::EVERY_NTH] {
+                specs.push(Specialization { kernel, arrival: law, service: law_kind::EXP, thinning });
+            }
+            specs.push(Specialization { kernel, arrival: law_kind::EXP, service: law, thinning: thinning::NONE });
+        }
+    }
+    specs
+        .into_iter()
+        .map(|s| (format!("{}[arrival {} service {} thinning {}]", s.name(), s.arrival, s.service, s.thinning), s.source()))
+        .collect()
 }
 
 /// Servers in one Kiefer–Wolfowitz queue on the GPU, at most (its heap
@@ -167,21 +228,17 @@ pub fn list_adapters() -> Vec<AdapterDesc> {
         .collect()
 }
 
-struct Kernels {
-    lindley: wgpu::ComputePipeline,
-    kiefer_wolfowitz: wgpu::ComputePipeline,
-}
-
 /// An open device with compiled kernels.
 pub struct GpuEngine {
     device: wgpu::Device,
     queue: wgpu::Queue,
     desc: AdapterDesc,
     limits: wgpu::Limits,
-    kernels: Kernels,
+    /// Pipelines compiled so far, by specialization.
+    pipelines: HashMap<Specialization, wgpu::ComputePipeline>,
     lost: Arc<AtomicBool>,
     /// Measured customers/s per kernel, for sizing dispatches.
-    rate: [f64; 2],
+    rate: [f64; 3],
     /// Seconds the device spent in the last `run` (wall time around waits).
     pub last_device_seconds: f64,
 }
@@ -243,20 +300,36 @@ impl GpuEngine {
         let lost = Arc::new(AtomicBool::new(false));
         let lost_flag = lost.clone();
         device.set_device_lost_callback(move |_, _| lost_flag.store(true, Ordering::SeqCst));
-        let kernels = Kernels {
-            lindley: compile(&device, "lindley", LINDLEY_WGSL)?,
-            kiefer_wolfowitz: compile(&device, "kiefer_wolfowitz", KIEFER_WOLFOWITZ_WGSL)?,
-        };
-        Ok(Self {
+        let mut engine = Self {
             device,
             queue,
             desc,
             limits,
-            kernels,
+            pipelines: HashMap::new(),
             lost,
-            rate: [INITIAL_RATE; 2],
+            rate: [INITIAL_RATE; 3],
             last_device_seconds: 0.0,
-        })
+        };
+        // Compile the commonest pipelines now, so a broken driver fails here.
+        for kernel in [kernel::LINDLEY, kernel::KIEFER_WOLFOWITZ] {
+            engine.pipeline(Specialization {
+                kernel,
+                arrival: law_kind::EXP,
+                service: law_kind::EXP,
+                thinning: thinning::NONE,
+            })?;
+        }
+        Ok(engine)
+    }
+
+    /// The pipeline for `spec`, compiled on first use.
+    fn pipeline(&mut self, spec: Specialization) -> Result<wgpu::ComputePipeline> {
+        if let Some(p) = self.pipelines.get(&spec) {
+            return Ok(p.clone());
+        }
+        let p = compile(&self.device, spec.name(), &spec.source())?;
+        self.pipelines.insert(spec, p.clone());
+        Ok(p)
     }
 
     pub fn adapter(&self) -> &AdapterDesc {
@@ -274,11 +347,11 @@ impl GpuEngine {
     }
 }
 
-fn compile(device: &wgpu::Device, name: &str, body: &str) -> Result<wgpu::ComputePipeline> {
+fn compile(device: &wgpu::Device, name: &str, source: &str) -> Result<wgpu::ComputePipeline> {
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(name),
-        source: wgpu::ShaderSource::Wgsl(format!("{}{body}", prelude_wgsl()).into()),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
     });
     let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some(name),
@@ -340,6 +413,8 @@ pub fn loop_cost_per_customer(p: &PointParams) -> u64 {
     let queue = if p.kernel == kernel::KIEFER_WOLFOWITZ {
         // Sift down, sift up, and the amortized rebase loop.
         2 * u64::from(32 - p.servers.max(1).leading_zeros()) + 3
+    } else if p.kernel == kernel::DISPATCH {
+        super::dispatch::gpu_loops_per_customer(p)
     } else {
         0
     };
@@ -359,11 +434,13 @@ pub fn pass_customers(p: &PointParams) -> u32 {
 
 /// Tiles of one kernel and queue size that run together, pass by pass.
 struct DispatchPlan {
-    kernel: u32,
+    spec: Specialization,
     tile_offset: u32,
     tiles: u32,
     /// Largest queue size among the tiles (heap rows, Kiefer–Wolfowitz only).
     max_servers: u32,
+    /// Largest per-replication state among the tiles (words, dispatch only).
+    max_words: u64,
     /// Customers per pass (the smallest over the tiles' points).
     pass: u32,
     /// Longest replication (warm-up included) among the tiles.
@@ -380,6 +457,15 @@ impl Engine for GpuEngine {
             return Ok(BatchOutput::empty(batch.slots, 0));
         }
         for p in batch.params {
+            if p.kernel == kernel::DISPATCH && loop_cost_per_customer(p) + 200 > LOOP_BUDGET {
+                bail!(
+                    "grid point {}: one customer of dispatch policy {} with {} servers takes more \
+                     loop iterations than a GPU pass allows (use --backend cpu)",
+                    p.point_index,
+                    p.route_n,
+                    p.servers
+                );
+            }
             if p.kernel == kernel::KIEFER_WOLFOWITZ && p.servers > MAX_GPU_SERVERS {
                 bail!(
                     "grid point {}: {} servers in one queue exceeds the GPU kernels' {MAX_GPU_SERVERS} (use --backend cpu)",
@@ -388,11 +474,14 @@ impl Engine for GpuEngine {
                 );
             }
         }
-        // Group tiles by kernel, then by queue size, so each dispatch is uniform.
+        for p in batch.params {
+            self.pipeline(Specialization::of(p))?;
+        }
+        // Group tiles by pipeline, then by queue size, so each dispatch is uniform.
         let mut order: Vec<usize> = (0..batch.tiles.len()).collect();
         let key = |i: usize| {
             let p = &batch.params[batch.tiles[i].param_index as usize];
-            (p.kernel, p.servers)
+            (Specialization::of(p), p.servers)
         };
         order.sort_by_key(|&i| key(i));
         let tiles: Vec<_> = order.iter().map(|&i| batch.tiles[i]).collect();
@@ -435,26 +524,36 @@ impl Engine for GpuEngine {
         let mut plans: Vec<DispatchPlan> = Vec::new();
         let mut i = 0usize;
         while i < tiles.len() {
-            let k = batch.params[tiles[i].param_index as usize].kernel;
+            let spec = Specialization::of(&batch.params[tiles[i].param_index as usize]);
+            let k = spec.kernel;
             let target = self.rate[k as usize] * TARGET_DISPATCH_SECONDS;
             let mut plan = DispatchPlan {
-                kernel: k,
+                spec,
                 tile_offset: i as u32,
                 tiles: 0,
                 max_servers: 0,
+                max_words: 0,
                 pass: u32::MAX,
                 max_total: 0,
             };
             while i < tiles.len() {
                 let p = &batch.params[tiles[i].param_index as usize];
-                if p.kernel != k {
+                if Specialization::of(p) != spec {
                     break;
                 }
                 let servers = plan.max_servers.max(p.servers);
                 let pass = plan.pass.min(pass_customers(p));
                 let lanes = u64::from(plan.tiles + 1) * u64::from(TILE_REPS);
-                let heap_bytes =
-                    if k == kernel::KIEFER_WOLFOWITZ { lanes * u64::from(servers) * 4 } else { 0 };
+                let words = if k == kernel::DISPATCH {
+                    plan.max_words.max(dispatch::state_words(p))
+                } else {
+                    0
+                };
+                let heap_bytes = match k {
+                    kernel::KIEFER_WOLFOWITZ => lanes * u64::from(servers) * 4,
+                    kernel::DISPATCH => lanes * words * 4,
+                    _ => 0,
+                };
                 let pass_work = lanes as f64 * f64::from(pass);
                 if plan.tiles > 0
                     && (pass_work > target
@@ -463,6 +562,15 @@ impl Engine for GpuEngine {
                         || plan.tiles + 1 > MAX_GROUPS_PER_DIM * MAX_GROUPS_PER_DIM)
                 {
                     break;
+                }
+                if heap_bytes > mem_budget && k == kernel::DISPATCH {
+                    bail!(
+                        "grid point {}: {} servers and {} routers need {heap_bytes} bytes of \
+                         dispatch state per tile, over the adapter's {mem_budget} (use --backend cpu)",
+                        p.point_index,
+                        p.servers,
+                        p.routers.max(1)
+                    );
                 }
                 if heap_bytes > mem_budget {
                     bail!(
@@ -473,6 +581,7 @@ impl Engine for GpuEngine {
                 }
                 plan.tiles += 1;
                 plan.max_servers = servers;
+                plan.max_words = words;
                 plan.pass = pass;
                 plan.max_total = plan.max_total.max(p.warmup + p.customers);
                 i += 1;
@@ -480,17 +589,24 @@ impl Engine for GpuEngine {
             plans.push(plan);
         }
         let max_lanes = plans.iter().map(|p| u64::from(p.tiles) * u64::from(TILE_REPS)).max().unwrap_or(1);
+        // Binding 6: the Kiefer–Wolfowitz heaps or the dispatch kernel's state.
         let heap_size = plans
             .iter()
-            .filter(|p| p.kernel == kernel::KIEFER_WOLFOWITZ)
-            .map(|p| u64::from(p.tiles) * u64::from(TILE_REPS) * u64::from(p.max_servers) * 4)
+            .map(|p| {
+                let lanes = u64::from(p.tiles) * u64::from(TILE_REPS);
+                match p.spec.kernel {
+                    kernel::KIEFER_WOLFOWITZ => lanes * u64::from(p.max_servers) * 4,
+                    kernel::DISPATCH => lanes * p.max_words * 4,
+                    _ => 0,
+                }
+            })
             .max()
             .unwrap_or(4)
             .max(4);
         let heap_buf = dev.create_buffer(&wgpu::BufferDescriptor {
             label: Some("heap"),
             size: heap_size,
-            usage: wgpu::BufferUsages::STORAGE,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
         let state_buf = dev.create_buffer(&wgpu::BufferDescriptor {
@@ -505,11 +621,7 @@ impl Engine for GpuEngine {
         for plan in &plans {
             let groups_x = plan.tiles.min(MAX_GROUPS_PER_DIM);
             let groups_y = plan.tiles.div_ceil(groups_x);
-            let pipeline = if plan.kernel == kernel::LINDLEY {
-                &self.kernels.lindley
-            } else {
-                &self.kernels.kiefer_wolfowitz
-            };
+            let pipeline = &self.pipelines[&plan.spec];
             let layout = pipeline.get_bind_group_layout(0);
             let mut begin = 0u32;
             while begin < plan.max_total {
@@ -530,7 +642,7 @@ impl Engine for GpuEngine {
                     entry(5, &info_buf),
                     entry(7, &state_buf),
                 ];
-                if plan.kernel == kernel::KIEFER_WOLFOWITZ {
+                if plan.spec.kernel == kernel::KIEFER_WOLFOWITZ || plan.spec.kernel == kernel::DISPATCH {
                     entries.push(entry(6, &heap_buf));
                 }
                 let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -540,6 +652,11 @@ impl Engine for GpuEngine {
                     entries: &entries,
                 });
                 let mut enc = dev.create_command_encoder(&Default::default());
+                if plan.spec.kernel == kernel::DISPATCH && begin == 0 {
+                    // All-zero state is the empty system (see dispatch.wgsl).
+                    let lanes = u64::from(plan.tiles) * u64::from(TILE_REPS);
+                    enc.clear_buffer(&heap_buf, 0, Some(lanes * plan.max_words * 4));
+                }
                 {
                     let mut pass = enc.begin_compute_pass(&Default::default());
                     pass.set_pipeline(pipeline);
@@ -556,7 +673,7 @@ impl Engine for GpuEngine {
                 let work = f64::from(plan.tiles) * f64::from(TILE_REPS) * f64::from(end.min(plan.max_total) - begin);
                 if secs > 0.0 {
                     // Track the measured rate; never grow more than 4x at once.
-                    let r = &mut self.rate[plan.kernel as usize];
+                    let r = &mut self.rate[plan.spec.kernel as usize];
                     *r = (work / secs).min(*r * 4.0);
                 }
                 begin = end;
@@ -580,7 +697,12 @@ impl Engine for GpuEngine {
             let base = position[orig] * TILE_REPS as usize;
             let reps = &raw_results[base..base + tile.rep_count as usize];
             let p = &batch.params[tile.param_index as usize];
-            if let Some(r) = reps.iter().find(|r| r.customers != p.customers) {
+            // (A dispatch replication whose queues overflowed stops early on
+            // purpose: `sweep` reports it.)
+            let short = |r: &&RepResult| {
+                r.customers != p.customers && r.status & rep_status::QUEUE_OVERFLOW == 0
+            };
+            if let Some(r) = reps.iter().find(short) {
                 bail!(
                     "grid point {}: the {} adapter recorded {} of {} customers in a replication (a driver limit cut the kernel short)",
                     p.point_index,

@@ -1,0 +1,506 @@
+// The dispatch kernel: all R single-worker FIFO servers of a replication
+// behind routers that decide on what they know (jsq, pod, jiq, lwl, and
+// central with several routers). Twin of src/engine/dispatch.rs: read its
+// doc comment for the model, the data structures and the order in which
+// random words are drawn; this file follows it step for step.
+//
+// A replication's system lives in `dstate`, interleaved across invocations
+// (word i of lane L at i * info.lanes + L), laid out as documented at
+// contract::dispatch::state_words. The host zeroes the buffer before a
+// replication's first pass, and all-zero words are the empty system: the
+// permutation and its inverse are stored XOR their index (0: identity) and
+// the block starts as R - start[c] (0: start[c] = R for c >= 1; start[0] = 0
+// is never stored), so no initialisation loop runs (llvmpipe caps loop
+// iterations per invocation; see src/engine/gpu.rs).
+//
+// Passes: each pass runs until `info.end` requests have been dispatched
+// (warm-up included); the heap size, that count and a "cut short" flag are
+// kept in the state's header between passes, the stream, recorder, time and
+// rebase counter in lane_state.
+
+@group(0) @binding(6) var<storage, read_write> dstate: array<u32>;
+
+const NO_SERVER: u32 = 0xffffffffu;
+
+// The epoch-relative time and the arrivals since the last rebase.
+struct Clock {
+    t: f32,
+    since: u32,
+}
+const FLAG_CUT: u32 = 1u;
+
+var<private> d_lane: u32;
+var<private> d_stride: u32;
+// The system's shape.
+var<private> d_r: u32;
+var<private> d_k: u32;
+var<private> d_h: u32;
+var<private> d_policy: u32;
+var<private> d_buckets: bool;
+// Offsets (in words) of the state's parts.
+var<private> o_free: u32;
+var<private> o_ht: u32;
+var<private> o_hg: u32;
+var<private> o_routers: u32;
+var<private> o_router_words: u32;
+var<private> o_queues: u32;
+var<private> o_qmeta: u32;
+// Heap size and requests dispatched so far.
+var<private> hp_n: u32;
+var<private> done: u32;
+
+fn ld(i: u32) -> u32 {
+    return dstate[i * d_stride + d_lane];
+}
+
+fn st(i: u32, v: u32) {
+    dstate[i * d_stride + d_lane] = v;
+}
+
+fn ldf(i: u32) -> f32 {
+    return bitcast<f32>(ld(i));
+}
+
+fn stf(i: u32, v: f32) {
+    st(i, bitcast<u32>(v));
+}
+
+// Uniform integer in [0, m) from one word: (word * m) >> 32.
+fn below(word: u32, m: u32) -> u32 {
+    return mul_hi_lo(word, m).x;
+}
+
+fn effective_choices(p: PointParams) -> u32 {
+    return min(clamp(p.choices, 1u, MAX_CHOICES), max(p.servers, 1u));
+}
+
+// Router k's words: counts, then (unless pod) permutation, inverse, starts.
+fn cnt_at(k: u32, s: u32) -> u32 {
+    return o_routers + k * o_router_words + s;
+}
+
+fn perm_get(k: u32, i: u32) -> u32 {
+    return ld(o_routers + k * o_router_words + d_r + i) ^ i;
+}
+
+fn perm_set(k: u32, i: u32, v: u32) {
+    st(o_routers + k * o_router_words + d_r + i, v ^ i);
+}
+
+fn pos_get(k: u32, s: u32) -> u32 {
+    return ld(o_routers + k * o_router_words + 2u * d_r + s) ^ s;
+}
+
+fn pos_set(k: u32, s: u32, v: u32) {
+    st(o_routers + k * o_router_words + 2u * d_r + s, v ^ s);
+}
+
+// start[c] for c >= 1: first permutation index of a server with count >= c.
+fn start_get(k: u32, c: u32) -> u32 {
+    return d_r - ld(o_routers + k * o_router_words + 3u * d_r + c);
+}
+
+fn start_set(k: u32, c: u32, v: u32) {
+    st(o_routers + k * o_router_words + 3u * d_r + c, d_r - v);
+}
+
+fn swap_perm(k: u32, i: u32, j: u32) {
+    let a = perm_get(k, i);
+    let b = perm_get(k, j);
+    perm_set(k, i, b);
+    perm_set(k, j, a);
+    pos_set(k, b, i);
+    pos_set(k, a, j);
+}
+
+// Router k has one more request at server s.
+fn inc(k: u32, s: u32) {
+    let c = ld(cnt_at(k, s));
+    if (d_buckets) {
+        let j = start_get(k, c + 1u) - 1u;
+        swap_perm(k, pos_get(k, s), j);
+        start_set(k, c + 1u, j);
+    }
+    st(cnt_at(k, s), c + 1u);
+}
+
+// Router k has one request fewer at server s.
+fn dec(k: u32, s: u32) {
+    let c = ld(cnt_at(k, s));
+    if (d_buckets) {
+        let j = start_get(k, c);
+        swap_perm(k, pos_get(k, s), j);
+        start_set(k, c, j + 1u);
+    }
+    st(cnt_at(k, s), c - 1u);
+}
+
+// Insert a departure (sift up).
+fn hp_push(x: f32, tag: u32) {
+    var i = hp_n;
+    hp_n += 1u;
+    loop {
+        if (i == 0u) {
+            break;
+        }
+        let parent = (i - 1u) / 2u;
+        let hp = ldf(o_ht + parent);
+        if (hp <= x) {
+            break;
+        }
+        stf(o_ht + i, hp);
+        st(o_hg + i, ld(o_hg + parent));
+        i = parent;
+    }
+    stf(o_ht + i, x);
+    st(o_hg + i, tag);
+}
+
+// Remove the earliest departure: (time bits, tag). Floyd's way, as the CPU.
+fn hp_pop() -> vec2<u32> {
+    let top = vec2<u32>(ld(o_ht), ld(o_hg));
+    hp_n -= 1u;
+    let n = hp_n;
+    let xt = ldf(o_ht + n);
+    let xg = ld(o_hg + n);
+    var i = 0u;
+    loop {
+        let l = 2u * i + 1u;
+        if (l >= n) {
+            break;
+        }
+        var m = l;
+        var hm = ldf(o_ht + l);
+        if (l + 1u < n) {
+            let hr = ldf(o_ht + l + 1u);
+            if (hr < hm) {
+                m = l + 1u;
+                hm = hr;
+            }
+        }
+        stf(o_ht + i, hm);
+        st(o_hg + i, ld(o_hg + m));
+        i = m;
+    }
+    loop {
+        if (i == 0u) {
+            break;
+        }
+        let parent = (i - 1u) / 2u;
+        let hp = ldf(o_ht + parent);
+        if (hp <= xt) {
+            break;
+        }
+        stf(o_ht + i, hp);
+        st(o_hg + i, ld(o_hg + parent));
+        i = parent;
+    }
+    stf(o_ht + i, xt);
+    st(o_hg + i, xg);
+    return top;
+}
+
+// Shift every stored time by -t.
+fn rebase(t: f32) {
+    for (var s = 0u; s < d_r; s++) {
+        stf(o_free + s, max(ldf(o_free + s) - t, 0.0));
+    }
+    for (var i = 0u; i < hp_n; i++) {
+        stf(o_ht + i, ldf(o_ht + i) - t);
+    }
+    if (d_policy == DISPATCH_CENTRAL) {
+        for (var k = 0u; k < d_k; k++) {
+            let head = ld(o_qmeta + 2u * k);
+            let len = ld(o_qmeta + 2u * k + 1u);
+            for (var j = 0u; j < len; j++) {
+                let slot = o_queues + 3u * (k * d_h + (head + j) % d_h);
+                stf(slot, ldf(slot) - t);
+            }
+        }
+    }
+}
+
+// Router k's server for a request arriving now, or NO_SERVER (central: it
+// waits at the router). Draws the policy's words.
+fn choose(p: PointParams, k: u32) -> u32 {
+    var chosen = NO_SERVER;
+    if (d_policy == DISPATCH_JSQ) {
+        let w = next_u32();
+        let c0 = ld(cnt_at(k, perm_get(k, 0u)));
+        chosen = perm_get(k, below(w, start_get(k, c0 + 1u)));
+    } else if (d_policy == DISPATCH_JIQ) {
+        let w = next_u32();
+        let idle = start_get(k, 1u);
+        if (idle > 0u) {
+            chosen = perm_get(k, below(w, idle));
+        } else {
+            chosen = below(w, d_r);
+        }
+    } else if (d_policy == DISPATCH_POD) {
+        let d = effective_choices(p);
+        var cand: array<u32, MAX_CHOICES>;
+        var taken = 0u;
+        for (var j = d_r - d; j < d_r; j++) {
+            var x = below(next_u32(), j + 1u);
+            for (var q = 0u; q < taken; q++) {
+                if (cand[q] == x) {
+                    x = j;
+                }
+            }
+            cand[taken] = x;
+            taken += 1u;
+        }
+        var best = 0xffffffffu;
+        var ties = 0u;
+        for (var q = 0u; q < d; q++) {
+            let n = ld(cnt_at(k, cand[q]));
+            if (n < best) {
+                best = n;
+                ties = 1u;
+            } else if (n == best) {
+                ties += 1u;
+            }
+        }
+        var pick = below(next_u32(), ties);
+        chosen = cand[0];
+        for (var q = 0u; q < d; q++) {
+            if (ld(cnt_at(k, cand[q])) == best) {
+                if (pick == 0u) {
+                    chosen = cand[q];
+                    break;
+                }
+                pick -= 1u;
+            }
+        }
+    } else {
+        // central with several routers.
+        let idle = start_get(k, 1u);
+        if (idle > 0u) {
+            chosen = perm_get(k, below(next_u32(), idle));
+        }
+    }
+    return chosen;
+}
+
+fn record(p: PointParams, wait: f32, service: f32, gap: f32) {
+    if (done >= p.warmup) {
+        rec_record(wait, service, gap);
+    }
+    done += 1u;
+}
+
+// Least work left: the Kiefer-Wolfowitz recursion by linear scan.
+fn run_lwl(p: PointParams, end: u32, clock: Clock) -> Clock {
+    var t = clock.t;
+    var since = clock.since;
+    let period = max(p.servers, 32u);
+    loop {
+        if (done >= end) {
+            break;
+        }
+        let a = draw_arrival(p.arrival);
+        t += a;
+        since += 1u;
+        if (since == period) {
+            for (var s = 0u; s < d_r; s++) {
+                stf(o_free + s, max(ldf(o_free + s) - t, 0.0));
+            }
+            t = 0.0;
+            since = 0u;
+        }
+        var best = 0u;
+        var bv = ldf(o_free);
+        for (var s = 1u; s < d_r; s++) {
+            let f = ldf(o_free + s);
+            if (f < bv) {
+                best = s;
+                bv = f;
+            }
+        }
+        let wait = max(bv - t, 0.0);
+        let service = draw_service(p.service);
+        stf(o_free + best, t + wait + service);
+        record(p, wait, service, a);
+    }
+    return Clock(t, since);
+}
+
+fn run_system(p: PointParams, end: u32, total: u32, clock: Clock) -> Clock {
+    var t = clock.t;
+    var since = clock.since;
+    let period = max(p.servers, 32u);
+    loop {
+        if (done >= end) {
+            break;
+        }
+        let a = draw_arrival(p.arrival);
+        t += a;
+        since += 1u;
+        if (since == period) {
+            rebase(t);
+            t = 0.0;
+            since = 0u;
+        }
+        // Departures up to now, in time order.
+        var finished = false;
+        loop {
+            if (hp_n == 0u) {
+                break;
+            }
+            if (ldf(o_ht) > t) {
+                break;
+            }
+            let e = hp_pop();
+            let dt = bitcast<f32>(e.x);
+            let tag = e.y;
+            var k = 0u;
+            var s = tag;
+            if (d_k > 1u) {
+                k = tag / d_r;
+                s = tag % d_r;
+            }
+            dec(k, s);
+            if (d_policy == DISPATCH_CENTRAL) {
+                let len = ld(o_qmeta + 2u * k + 1u);
+                if (len > 0u) {
+                    // The router's oldest waiting request goes where this one was.
+                    let head = ld(o_qmeta + 2u * k);
+                    let slot = o_queues + 3u * (k * d_h + head);
+                    let arrived = ldf(slot);
+                    let service = ldf(slot + 1u);
+                    let gap = ldf(slot + 2u);
+                    st(o_qmeta + 2u * k, (head + 1u) % d_h);
+                    st(o_qmeta + 2u * k + 1u, len - 1u);
+                    let at_server = max(ldf(o_free + s) - dt, 0.0);
+                    let leaves = dt + at_server + service;
+                    stf(o_free + s, leaves);
+                    hp_push(leaves, tag);
+                    inc(k, s);
+                    record(p, (dt - arrived) + at_server, service, gap);
+                    if (done == total) {
+                        finished = true;
+                        break;
+                    }
+                }
+            }
+        }
+        if (finished) {
+            break;
+        }
+        let service = draw_service(p.service);
+        var k = 0u;
+        if (d_k > 1u) {
+            k = below(next_u32(), d_k);
+        }
+        let s = choose(p, k);
+        if (s != NO_SERVER) {
+            if (hp_n == d_h) {
+                rng_status |= STATUS_QUEUE_OVERFLOW;
+                break;
+            }
+            let wait = max(ldf(o_free + s) - t, 0.0);
+            let leaves = t + wait + service;
+            stf(o_free + s, leaves);
+            hp_push(leaves, k * d_r + s);
+            inc(k, s);
+            record(p, wait, service, a);
+        } else {
+            let head = ld(o_qmeta + 2u * k);
+            let len = ld(o_qmeta + 2u * k + 1u);
+            if (len == d_h) {
+                rng_status |= STATUS_QUEUE_OVERFLOW;
+                break;
+            }
+            let slot = o_queues + 3u * (k * d_h + (head + len) % d_h);
+            stf(slot, t);
+            stf(slot + 1u, service);
+            stf(slot + 2u, a);
+            st(o_qmeta + 2u * k + 1u, len + 1u);
+        }
+    }
+    return Clock(t, since);
+}
+
+fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
+    let total = p.warmup + p.customers;
+    if (info.begin >= total) {
+        return;
+    }
+    d_lane = slot_lane;
+    d_stride = info.lanes;
+    d_r = max(p.servers, 1u);
+    d_k = max(p.routers, 1u);
+    d_h = 2u * d_r + DISPATCH_CAPACITY_SLACK;
+    d_policy = p.route_n;
+    d_buckets = d_policy != DISPATCH_POD;
+    o_free = DISPATCH_HEADER_WORDS;
+    o_ht = o_free + d_r;
+    o_hg = o_ht + d_h;
+    o_routers = o_hg + d_h;
+    o_router_words = d_r;
+    if (d_buckets) {
+        o_router_words = 3u * d_r + d_h + 2u;
+    }
+    o_queues = o_routers + d_k * o_router_words;
+    o_qmeta = o_queues + 3u * d_k * d_h;
+
+    var clock = Clock(0.0, 0u);
+    var flags = 0u;
+    if (info.begin == 0u) {
+        rng_init(p.seed_lo, p.seed_hi, p.point_index, rep);
+        rng_status = 0u;
+        rec_init(p.inv_hist_scale);
+        hp_n = 0u;
+        done = 0u;
+    } else {
+        let saved = state_load(slot_lane, p.inv_hist_scale);
+        clock = Clock(saved.x, saved.since_rebase);
+        hp_n = ld(0u);
+        done = ld(1u);
+        flags = ld(2u);
+    }
+    let end = min(info.end, total);
+    if (flags == 0u && (rng_status & STATUS_QUEUE_OVERFLOW) == 0u) {
+        if (d_policy == DISPATCH_LWL) {
+            clock = run_lwl(p, end, clock);
+        } else {
+            clock = run_system(p, end, total, clock);
+        }
+        if (done < end && (rng_status & STATUS_QUEUE_OVERFLOW) == 0u) {
+            // A driver limit ended the loops early: stop here, so the
+            // replication reports fewer customers than asked and the host
+            // refuses it.
+            flags = FLAG_CUT;
+        }
+    }
+    if (end == total) {
+        results[result_index] = rec_finish(p.customers);
+    } else {
+        state_store(slot_lane, clock.t, 0.0, clock.since);
+        st(0u, hp_n);
+        st(1u, done);
+        st(2u, flags);
+    }
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
+    let local_tile = wg.x + wg.y * info.groups_x;
+    hist_clear(lane);
+    workgroupBarrier();
+    let active_tile = local_tile < info.tiles;
+    var slot = 0u;
+    if (active_tile) {
+        let tile = tiles[info.tile_offset + local_tile];
+        slot = tile.hist_slot;
+        if (lane < tile.rep_count) {
+            let p = params[tile.param_index];
+            let global = (info.tile_offset + local_tile) * TILE_REPS + lane;
+            simulate(p, tile.rep_start + lane, local_tile * TILE_REPS + lane, global);
+        }
+    }
+    workgroupBarrier();
+    if (active_tile) {
+        hist_flush(lane, slot);
+    }
+}
