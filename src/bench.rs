@@ -171,3 +171,79 @@ pub fn measure(
     }
     Ok(f64::from(reps) * f64::from(customers) / best.max(1e-9))
 }
+
+/// One measured (case, backend) pair.
+#[derive(Clone, Debug)]
+pub struct BenchRow {
+    pub case: &'static str,
+    pub backend: String,
+    pub adapter: String,
+    pub driver: String,
+    pub customers: f64,
+    pub wall_seconds: f64,
+    /// Time the device spent on the dispatches (GPU only): the sum of the
+    /// waits for each pass, excluding upload, compilation and readback.
+    pub device_seconds: Option<f64>,
+    pub customers_per_s: f64,
+    /// customers/s of this backend over the CPU engine's, same case and run.
+    pub ratio_to_cpu: Option<f64>,
+}
+
+/// CSV header of [`BenchRow`]s, as `qsweep bench --out` writes them.
+pub const BENCH_COLUMNS: [&str; 9] = [
+    "case",
+    "backend",
+    "adapter",
+    "driver",
+    "customers",
+    "wall_seconds",
+    "device_seconds",
+    "customers_per_s",
+    "ratio_to_cpu",
+];
+
+impl BenchRow {
+    pub fn fields(&self) -> Vec<String> {
+        use crate::output::num;
+        vec![
+            self.case.to_string(),
+            self.backend.clone(),
+            self.adapter.clone(),
+            self.driver.clone(),
+            num(self.customers),
+            num(self.wall_seconds),
+            self.device_seconds.map(num).unwrap_or_default(),
+            num(self.customers_per_s),
+            self.ratio_to_cpu.map(num).unwrap_or_default(),
+        ]
+    }
+}
+
+/// Run every standard case for about `seconds` each on `engine`: the size
+/// is grown from a probe until one timed call takes at least that long.
+pub fn measure_for(engine: &mut dyn Engine, case: &BenchCase, seconds: f64) -> Result<(f64, f64)> {
+    let reps = 1024;
+    let mut customers = 2_000u32;
+    loop {
+        let mut params = case.params;
+        params.customers = customers;
+        let params = [params];
+        let (tiles, slots) = tiles_for_point(0, reps, 0);
+        let batch = Batch {
+            params: &params,
+            tiles: &tiles,
+            table: &case.table,
+            slots,
+        };
+        let t = Instant::now();
+        engine.run(&batch)?;
+        let secs = t.elapsed().as_secs_f64();
+        let done = f64::from(reps) * f64::from(customers);
+        if secs >= seconds || customers >= 1 << 24 {
+            return Ok((done, secs));
+        }
+        // Aim a little past the target so the next call is the timed one.
+        let grow = (1.3 * seconds / secs.max(1e-3)).clamp(2.0, 64.0);
+        customers = ((f64::from(customers) * grow) as u32).min(1 << 24);
+    }
+}

@@ -200,13 +200,16 @@ pub fn run(args: &RunArgs) -> Result<()> {
         CsvSink::create(&out, spec.run.force)?
     };
 
-    let todo: Vec<PreparedPoint> = prepared
+    let mut todo: Vec<PreparedPoint> = prepared
         .into_iter()
         .filter(|p| shard.is_none_or(|s| s.contains(p.grid.index)))
         .filter(|p| !scanned.points.contains(&p.grid.index))
         .collect();
     let in_file = shard.map_or(total, |s| s.size(total));
     let done_before = scanned.rows.len() as u64;
+    if spec.run.warmup_auto && !todo.is_empty() {
+        choose_warmups(&mut todo, &table, spec.run.threads, &say);
+    }
 
     let mut meta = Meta {
         format: META_FORMAT.to_string(),
@@ -255,21 +258,34 @@ pub fn run(args: &RunArgs) -> Result<()> {
     } else {
         String::new()
     };
+    let reps_note = match spec.run.precision {
+        Some(p) => format!(
+            "{}+ replications (until ±{} at 95%, at most {:.3e} customers a point)",
+            spec.run.reps.max(qsweep::precision::MIN_FIRST_ROUND),
+            num(p),
+            spec.run.max_customers as f64
+        ),
+        None => format!("{} replications", spec.run.reps),
+    };
+    let warmup_note = if spec.run.warmup_auto {
+        "auto".to_string()
+    } else {
+        spec.run.warmup.to_string()
+    };
     say(&format!(
-        "qsweep: {} points × {} replications × {} customers (+{} warm-up) from {} → {}\
+        "qsweep: {} points × {reps_note} × {} customers (+{warmup_note} warm-up) from {} → {}\
          {shard_note}{resume_note}",
         total,
-        spec.run.reps,
         spec.run.customers,
-        spec.run.warmup,
         spec.source,
         out.display()
     ));
 
     let mut rows = scanned.rows;
     let mut progress = Progress::new(mode, in_file, done_before);
-    let per_point = f64::from(spec.run.reps) * f64::from(spec.run.customers + spec.run.warmup);
     let mut sim_seconds = 0.0;
+    let mut sim_customers = 0.0;
+    let mut wide_points: Vec<u32> = Vec::new();
     let mut new_rows = 0u64;
     let mut labels = vec![first_label.clone()];
     let wall = std::time::Instant::now();
@@ -293,25 +309,30 @@ pub fn run(args: &RunArgs) -> Result<()> {
         can_fall_back.then_some(&mut fallback as resume::Fallback<'_>),
         &mut |r: PointResult<'_>, label: &str| {
             let baseline = sweep::baseline(&r.point.grid);
+            let warmup = r.point.params.warmup;
             let row = Row {
                 point: &r.point.grid,
-                reps: spec.run.reps,
+                reps: r.stats.reps as u32,
                 customers: spec.run.customers,
-                warmup: spec.run.warmup,
+                warmup,
                 seed: spec.run.seed,
                 stats: &r.stats,
                 analytic: &baseline,
                 backend: label,
                 seconds: r.seconds,
+                converged: r.converged,
             };
+            let simulated =
+                r.stats.reps as f64 * (f64::from(spec.run.customers) + f64::from(warmup));
             let fields = row.fields();
             sink.write(&fields)?;
             new_rows += 1;
             sim_seconds += r.seconds;
+            sim_customers += simulated;
             if labels.last().is_none_or(|l| l != label) {
                 labels.push(label.to_string());
             }
-            progress.point(per_point, || {
+            progress.point(simulated, || {
                 let theory = baseline
                     .mean_wait
                     .map(|m| format!(" (theory {})", num(m)))
@@ -328,6 +349,15 @@ pub fn run(args: &RunArgs) -> Result<()> {
                     num(r.stats.wait_pct[3]),
                 )
             });
+            if let Some(why) = wide_ci(&r.stats) {
+                wide_points.push(r.point.grid.index);
+                progress.note(&format!(
+                    "qsweep: warning: point {} ({}): {why}; its digits are not to be trusted (more \
+                     --reps or --customers, or --precision)",
+                    r.point.grid.index,
+                    spec.describe(&r.point.grid)
+                ));
+            }
             if r.stats.failed_reps > 0 {
                 progress.note(&format!(
                     "qsweep: warning: point {}: {} replications hit a sampler bound",
@@ -341,6 +371,18 @@ pub fn run(args: &RunArgs) -> Result<()> {
     );
     let rate = progress.rate();
     progress.finish();
+    if !wide_points.is_empty() {
+        // Shown even with --quiet (the per-point lines are not).
+        let shown: Vec<String> = wide_points.iter().take(10).map(u32::to_string).collect();
+        let more = if wide_points.len() > 10 { ", ..." } else { "" };
+        progress::say(&format!(
+            "qsweep: warning: {} of {new_rows} points have a mean-wait or p99 95% CI wider than \
+             {}% of the estimate (points {}{more})",
+            wide_points.len(),
+            WIDE_CI * 100.0,
+            shown.join(", ")
+        ));
+    }
     // The rows on disk before the meta file says how many there are.
     let synced = sink.sync();
     if result.is_ok() {
@@ -403,9 +445,57 @@ pub fn run(args: &RunArgs) -> Result<()> {
         wall.elapsed().as_secs_f64(),
         rate,
         meta.run.engine,
-        per_point * new_rows as f64 / sim_seconds.max(1e-9)
+        sim_customers / sim_seconds.max(1e-9)
     );
     Ok(())
+}
+
+/// A CI half-width above this fraction of its estimate earns a warning.
+const WIDE_CI: f64 = 0.10;
+
+/// Why a point's mean-wait or p99 CI is too wide to trust (None: fine).
+fn wide_ci(s: &qsweep::stats::PointStats) -> Option<String> {
+    let mut why = Vec::new();
+    for (name, est, hw) in [
+        ("mean wait", s.mean_wait, s.mean_wait_ci95),
+        ("p99 wait", s.wait_pct[3], s.wait_pct_ci95[3]),
+    ] {
+        match hw {
+            None => why.push(format!("{name} has no CI ({} replication)", s.reps)),
+            Some(hw) if hw > WIDE_CI * est => {
+                why.push(format!("{name} {} ± {} (95%)", num(est), num(hw)))
+            }
+            Some(_) => {}
+        }
+    }
+    (!why.is_empty()).then(|| why.join(", "))
+}
+
+/// `--warmup auto`: each point's warm-up from MSER-5 on a CPU pilot run.
+fn choose_warmups(points: &mut [PreparedPoint], table: &[f32], threads: usize, say: &dyn Fn(&str)) {
+    let started = std::time::Instant::now();
+    qsweep::warmup::resolve(points, table, threads);
+    let warmups: Vec<u32> = points.iter().map(|p| p.params.warmup).collect();
+    let (lo, hi) = (
+        warmups.iter().min().copied().unwrap_or(0),
+        warmups.iter().max().copied().unwrap_or(0),
+    );
+    say(&format!(
+        "qsweep: warm-up auto: MSER-5 on CPU pilots of {} points ({} replications each) in {:.1} \
+         s: {lo}..={hi} customers",
+        points.len(),
+        qsweep::warmup::PILOT_REPS,
+        started.elapsed().as_secs_f64()
+    ));
+    for p in points.iter() {
+        if let Some(pilot) = p.pilot.filter(|q| q.at_limit) {
+            progress::say(&format!(
+                "qsweep: warning: point {}: the warm-up pilot ({} customers × {} replications) \
+                 saw no end of the transient in its first half; warm-up {} may be too short",
+                p.grid.index, pilot.customers, pilot.reps, p.params.warmup
+            ));
+        }
+    }
 }
 
 /// `qsweep run --from-meta`: the recorded spec, with the flags that may
@@ -426,6 +516,8 @@ fn load_from_meta(path: &Path, a: &SweepArgs) -> Result<(Spec, Option<Shard>, St
         ("reps", a.reps.is_some()),
         ("customers", a.customers.is_some()),
         ("warmup", a.warmup.is_some()),
+        ("precision", a.precision.is_some()),
+        ("max-customers", a.max_customers.is_some()),
         ("seed", a.seed.is_some()),
         ("allow-unstable", a.allow_unstable),
     ] {
@@ -751,5 +843,167 @@ pub fn plot(args: &PlotArgs) -> Result<()> {
         out.display(),
         summary.series.len()
     );
+    Ok(())
+}
+
+/// Flags of `qsweep bench`.
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Backends to measure: auto (the CPU and every usable GPU adapter), gpu or cpu
+    #[arg(long, default_value = "auto")]
+    pub backend: String,
+    /// Only the GPU adapter whose name contains this text
+    #[arg(long)]
+    pub adapter: Option<String>,
+    /// Seconds each timed measurement should last, at least
+    #[arg(long, default_value_t = 2.0)]
+    pub seconds: f64,
+    /// Also write the table as CSV here (refused if it exists, unless --force)
+    #[arg(long, short)]
+    pub out: Option<PathBuf>,
+    /// Overwrite --out
+    #[arg(long)]
+    pub force: bool,
+    /// Worker threads of the CPU engine (0 = all cores)
+    #[arg(long, short = 'j', default_value_t = 0)]
+    pub threads: usize,
+    /// Only cases whose name contains this text (e.g. "central")
+    #[arg(long)]
+    pub only: Option<String>,
+}
+
+/// `qsweep bench`: customers/s per policy and backend, in one run.
+pub fn bench(args: &BenchArgs) -> Result<()> {
+    use qsweep::bench::{measure_for, standard_cases, BenchRow, BENCH_COLUMNS};
+    use qsweep::engine::gpu::{AdapterChoice, GpuEngine};
+    if !(args.seconds > 0.0 && args.seconds.is_finite()) {
+        return Err(qsweep::UsageError(format!(
+            "--seconds: '{}' is not valid; expected a positive number",
+            args.seconds
+        ))
+        .into());
+    }
+    if !["auto", "gpu", "cpu"].contains(&args.backend.as_str()) {
+        return Err(qsweep::UsageError(format!(
+            "--backend: '{}' is not a backend; expected one of auto, gpu, cpu",
+            args.backend
+        ))
+        .into());
+    }
+    // Refuse an existing --out before measuring anything.
+    let mut sink = match &args.out {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .create(args.force)
+                .truncate(args.force)
+                .create_new(!args.force)
+                .open(path)
+                .map_err(|e| {
+                    qsweep::UsageError(format!(
+                        "out: cannot create '{}': {e} (pass --force to overwrite)",
+                        path.display()
+                    ))
+                })?;
+            let mut w = csv::Writer::from_writer(file);
+            w.write_record(BENCH_COLUMNS)?;
+            Some(w)
+        }
+        None => None,
+    };
+    let mut gpu = None;
+    if args.backend != "cpu" {
+        match GpuEngine::open(&AdapterChoice {
+            name: args.adapter.clone(),
+        }) {
+            Ok(g) => gpu = Some(g),
+            Err(e) if args.backend == "gpu" => return Err(e),
+            Err(e) => eprintln!("qsweep: bench: no GPU engine ({e:#}); measuring the CPU only"),
+        }
+    }
+    let mut cpu = (args.backend != "gpu").then(|| CpuEngine::new(args.threads));
+    let mut rows = Vec::new();
+    for case in standard_cases() {
+        if args.only.as_deref().is_some_and(|o| !case.name.contains(o)) {
+            continue;
+        }
+        let mut cpu_rate = None;
+        if let Some(cpu) = cpu.as_mut() {
+            let (customers, wall) = measure_for(cpu, &case, args.seconds)?;
+            let rate = customers / wall;
+            cpu_rate = Some(rate);
+            rows.push(BenchRow {
+                case: case.name,
+                backend: "cpu".into(),
+                adapter: format!("{} threads", cpu.threads),
+                driver: String::new(),
+                customers,
+                wall_seconds: wall,
+                device_seconds: None,
+                customers_per_s: rate,
+                ratio_to_cpu: Some(1.0),
+            });
+        }
+        if let Some(gpu) = gpu.as_mut() {
+            let (customers, wall) = measure_for(gpu, &case, args.seconds)?;
+            let rate = customers / wall;
+            let desc = gpu.adapter().clone();
+            rows.push(BenchRow {
+                case: case.name,
+                backend: desc.backend.clone(),
+                adapter: desc.name.clone(),
+                driver: desc.driver.clone(),
+                customers,
+                wall_seconds: wall,
+                device_seconds: Some(gpu.last_device_seconds),
+                customers_per_s: rate,
+                ratio_to_cpu: cpu_rate.map(|c| rate / c),
+            });
+        }
+        let last = rows.last().expect("a row per case");
+        eprintln!(
+            "qsweep: bench: {} done ({})",
+            case.name,
+            num(last.customers_per_s)
+        );
+    }
+    let header = [
+        "case",
+        "backend",
+        "adapter",
+        "customers/s",
+        "wall s",
+        "device s",
+        "vs cpu",
+    ];
+    let table: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.case.to_string(),
+                r.backend.clone(),
+                r.adapter.clone(),
+                format!("{:.3e}", r.customers_per_s),
+                format!("{:.2}", r.wall_seconds),
+                r.device_seconds
+                    .map(|d| format!("{d:.2}"))
+                    .unwrap_or_default(),
+                r.ratio_to_cpu
+                    .map(|x| format!("{x:.2}x"))
+                    .unwrap_or_default(),
+            ]
+        })
+        .collect();
+    print!("{}", align(&header, &table));
+    if let Some(w) = sink.as_mut() {
+        for r in &rows {
+            w.write_record(r.fields())?;
+        }
+        w.flush()?;
+        eprintln!(
+            "qsweep: wrote {}",
+            args.out.as_ref().expect("out").display()
+        );
+    }
     Ok(())
 }

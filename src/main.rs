@@ -37,6 +37,8 @@ enum Command {
     Plot(commands::PlotArgs),
     /// Join the CSVs of a sharded sweep (run --shard K/N) into one, sorted by point
     Merge(commands::MergeArgs),
+    /// Measure customers/s of every policy on every backend, side by side
+    Bench(commands::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
         Command::Adapters => commands::adapters(),
         Command::Plot(args) => commands::plot(&args),
         Command::Merge(args) => commands::merge(&args),
+        Command::Bench(args) => commands::bench(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
