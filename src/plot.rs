@@ -1455,7 +1455,24 @@ fn render<DB: DrawingBackend>(
         // y limits from values, CI ends and analytic values
         let mut yvals = Vec::new();
         let mut clamped_here = false;
+        // On a log axis, analytic values far below every simulated one (an
+        // Erlang C wait of 1e-60 s, say) would squash the data into a line:
+        // they are left off the limits (and clipped by the frame).
+        let simulated_min = members
+            .iter()
+            .filter(|&&i| !l.summary.series[i].dashed)
+            .flat_map(|&i| l.summary.series[i].points.iter().map(|p| p.1))
+            .filter(|&y| y > 0.0)
+            .fold(f64::INFINITY, f64::min);
         for &i in &members {
+            if yscale.log && l.summary.series[i].dashed && simulated_min.is_finite() {
+                for &(_, y, _) in &l.summary.series[i].points {
+                    if y >= simulated_min / 100.0 {
+                        yvals.push(y);
+                    }
+                }
+                continue;
+            }
             for &(_, y, ci) in &l.summary.series[i].points {
                 if yscale.log && y <= 0.0 {
                     clamped_here = true;
@@ -1604,7 +1621,10 @@ fn render<DB: DrawingBackend>(
             // Line, broken at clamped points.
             let mut segments: Vec<Vec<(i32, i32)>> = vec![vec![]];
             for &(x, y, _) in &s.points {
-                match to_px(x, y) {
+                // Analytic values below the axis (left off its limits) are
+                // clipped: the dashed line stops at the last visible point.
+                let below_axis = s.dashed && y > 0.0 && yscale.fwd(y) < data_lo;
+                match to_px(x, y).filter(|_| !below_axis) {
                     Some(pt) => segments.last_mut().unwrap().push(pt),
                     None => segments.push(vec![]),
                 }
