@@ -995,6 +995,16 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         })
         .collect();
     print!("{}", align(&header, &table));
+    if let Some(g) = &gpu {
+        println!(
+            "device s: {}",
+            if g.timestamps {
+                "GPU timestamp queries around each pass"
+            } else {
+                "host-side wait for each pass (the adapter has no timestamp queries)"
+            }
+        );
+    }
     if let Some(w) = sink.as_mut() {
         for r in &rows {
             w.write_record(r.fields())?;

@@ -133,14 +133,35 @@ pub fn kernel_sources() -> Vec<(String, String)> {
     for kernel in [kernel::LINDLEY, kernel::KIEFER_WOLFOWITZ, kernel::DISPATCH] {
         for law in 0..=law_kind::EMPIRICAL {
             for thinning in [thinning::NONE, thinning::RANDOM, thinning::EVERY_NTH] {
-                specs.push(Specialization { kernel, arrival: law, service: law_kind::EXP, thinning });
+                specs.push(Specialization {
+                    kernel,
+                    arrival: law,
+                    service: law_kind::EXP,
+                    thinning,
+                });
             }
-            specs.push(Specialization { kernel, arrival: law_kind::EXP, service: law, thinning: thinning::NONE });
+            specs.push(Specialization {
+                kernel,
+                arrival: law_kind::EXP,
+                service: law,
+                thinning: thinning::NONE,
+            });
         }
     }
     specs
         .into_iter()
-        .map(|s| (format!("{}[arrival {} service {} thinning {}]", s.name(), s.arrival, s.service, s.thinning), s.source()))
+        .map(|s| {
+            (
+                format!(
+                    "{}[arrival {} service {} thinning {}]",
+                    s.name(),
+                    s.arrival,
+                    s.service,
+                    s.thinning
+                ),
+                s.source(),
+            )
+        })
         .collect()
 }
 
@@ -239,8 +260,11 @@ pub struct GpuEngine {
     lost: Arc<AtomicBool>,
     /// Measured customers/s per kernel, for sizing dispatches.
     rate: [f64; 3],
-    /// Seconds the device spent in the last `run` (wall time around waits).
+    /// Seconds the device spent in the last `run`: summed timestamp queries
+    /// around each pass where the adapter has them, else the host's wait.
     pub last_device_seconds: f64,
+    /// Whether `last_device_seconds` comes from timestamp queries.
+    pub timestamps: bool,
 }
 
 impl GpuEngine {
@@ -290,9 +314,12 @@ impl GpuEngine {
                 limits.max_compute_workgroup_storage_size
             );
         }
+        // Timestamp queries, where the adapter has them, time each pass on
+        // the device itself (`device_seconds`).
+        let features = adapter.features() & wgpu::Features::TIMESTAMP_QUERY;
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("qsweep"),
-            required_features: wgpu::Features::empty(),
+            required_features: features,
             required_limits: limits.clone(),
             ..Default::default()
         }))
@@ -309,6 +336,7 @@ impl GpuEngine {
             lost,
             rate: [INITIAL_RATE; 3],
             last_device_seconds: 0.0,
+            timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
         };
         // Compile the commonest pipelines now, so a broken driver fails here.
         for kernel in [kernel::LINDLEY, kernel::KIEFER_WOLFOWITZ] {
@@ -390,7 +418,9 @@ fn law_loop_cost(law: &Law) -> u64 {
 /// Loop iterations of a sum of `m` draws (`draw_sum` in sampling.wgsl).
 fn sum_loop_cost(law: &Law, m: u64) -> u64 {
     match law.kind {
-        law_kind::EXP | law_kind::ERLANG if m * u64::from(law.n.max(1)) <= u64::from(ERLANG_DIRECT_MAX) => {
+        law_kind::EXP | law_kind::ERLANG
+            if m * u64::from(law.n.max(1)) <= u64::from(ERLANG_DIRECT_MAX) =>
+        {
             m * u64::from(law.n.max(1)) + 1
         }
         law_kind::EXP | law_kind::ERLANG | law_kind::GAMMA => 8,
@@ -427,7 +457,12 @@ pub fn loop_cost_per_customer(p: &PointParams) -> u64 {
 /// Customers per pass for a point: within [`LOOP_BUDGET`] after the first
 /// pass's set-up loops (stream, histogram, heap initialisation).
 pub fn pass_customers(p: &PointParams) -> u32 {
-    let setup = 200 + if p.kernel == kernel::KIEFER_WOLFOWITZ { u64::from(p.servers) } else { 0 };
+    let setup = 200
+        + if p.kernel == kernel::KIEFER_WOLFOWITZ {
+            u64::from(p.servers)
+        } else {
+            0
+        };
     let budget = LOOP_BUDGET.saturating_sub(setup).max(1);
     (budget / loop_cost_per_customer(p)).clamp(1, u64::from(u32::MAX)) as u32
 }
@@ -497,7 +532,11 @@ impl Engine for GpuEngine {
         };
         let params_buf = storage("params", bytemuck::cast_slice(batch.params));
         let tiles_buf = storage("tiles", bytemuck::cast_slice(&tiles));
-        let table: &[f32] = if batch.table.is_empty() { &[0.0] } else { batch.table };
+        let table: &[f32] = if batch.table.is_empty() {
+            &[0.0]
+        } else {
+            batch.table
+        };
         let table_buf = storage("table", bytemuck::cast_slice(table));
         let results_size =
             (tiles.len() as u64) * u64::from(TILE_REPS) * std::mem::size_of::<RepResult>() as u64;
@@ -588,7 +627,11 @@ impl Engine for GpuEngine {
             }
             plans.push(plan);
         }
-        let max_lanes = plans.iter().map(|p| u64::from(p.tiles) * u64::from(TILE_REPS)).max().unwrap_or(1);
+        let max_lanes = plans
+            .iter()
+            .map(|p| u64::from(p.tiles) * u64::from(TILE_REPS))
+            .max()
+            .unwrap_or(1);
         // Binding 6: the Kiefer–Wolfowitz heaps or the dispatch kernel's state.
         let heap_size = plans
             .iter()
@@ -618,6 +661,21 @@ impl Engine for GpuEngine {
         self.check_error(scope, "allocating buffers")?;
 
         let mut device_seconds = 0.0;
+        // (query set, resolve buffer, nanoseconds per tick) for pass timing.
+        let timer = self.timestamps.then(|| {
+            let set = dev.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("pass timer"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2,
+            });
+            let resolve = dev.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("pass timer"),
+                size: 16,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            (set, resolve, f64::from(self.queue.get_timestamp_period()))
+        });
         for plan in &plans {
             let groups_x = plan.tiles.min(MAX_GROUPS_PER_DIM);
             let groups_y = plan.tiles.div_ceil(groups_x);
@@ -626,8 +684,16 @@ impl Engine for GpuEngine {
             let mut begin = 0u32;
             while begin < plan.max_total {
                 let end = begin.saturating_add(plan.pass);
-                let info: [u32; 8] =
-                    [plan.tile_offset, plan.tiles, groups_x, plan.tiles * TILE_REPS, begin, end, 0, 0];
+                let info: [u32; 8] = [
+                    plan.tile_offset,
+                    plan.tiles,
+                    groups_x,
+                    plan.tiles * TILE_REPS,
+                    begin,
+                    end,
+                    0,
+                    0,
+                ];
                 let info_buf = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                     label: Some("dispatch info"),
                     contents: bytemuck::cast_slice(&info),
@@ -642,7 +708,9 @@ impl Engine for GpuEngine {
                     entry(5, &info_buf),
                     entry(7, &state_buf),
                 ];
-                if plan.spec.kernel == kernel::KIEFER_WOLFOWITZ || plan.spec.kernel == kernel::DISPATCH {
+                if plan.spec.kernel == kernel::KIEFER_WOLFOWITZ
+                    || plan.spec.kernel == kernel::DISPATCH
+                {
                     entries.push(entry(6, &heap_buf));
                 }
                 let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -658,19 +726,39 @@ impl Engine for GpuEngine {
                     enc.clear_buffer(&heap_buf, 0, Some(lanes * plan.max_words * 4));
                 }
                 {
-                    let mut pass = enc.begin_compute_pass(&Default::default());
+                    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: None,
+                        timestamp_writes: timer.as_ref().map(|t| {
+                            wgpu::ComputePassTimestampWrites {
+                                query_set: &t.0,
+                                beginning_of_pass_write_index: Some(0),
+                                end_of_pass_write_index: Some(1),
+                            }
+                        }),
+                    });
                     pass.set_pipeline(pipeline);
                     pass.set_bind_group(0, &bind_group, &[]);
                     pass.dispatch_workgroups(groups_x, groups_y, 1);
+                }
+                if let Some((set, resolve, _)) = &timer {
+                    enc.resolve_query_set(set, 0..2, resolve, 0);
                 }
                 let started = Instant::now();
                 self.queue.submit([enc.finish()]);
                 dev.poll(wgpu::PollType::wait_indefinitely())
                     .map_err(|e| anyhow!("waiting for {}: {e}", self.desc.name))?;
                 let secs = started.elapsed().as_secs_f64();
-                device_seconds += secs;
                 self.check_error(scope, "a simulation dispatch")?;
-                let work = f64::from(plan.tiles) * f64::from(TILE_REPS) * f64::from(end.min(plan.max_total) - begin);
+                device_seconds += match &timer {
+                    Some((_, resolve, period)) => {
+                        let ticks: Vec<u64> = read_buffer(dev, &self.queue, resolve, 16)?;
+                        ticks[1].saturating_sub(ticks[0]) as f64 * period * 1e-9
+                    }
+                    None => secs,
+                };
+                let work = f64::from(plan.tiles)
+                    * f64::from(TILE_REPS)
+                    * f64::from(end.min(plan.max_total) - begin);
                 if secs > 0.0 {
                     // Track the measured rate; never grow more than 4x at once.
                     let r = &mut self.rate[plan.spec.kernel as usize];
@@ -682,7 +770,8 @@ impl Engine for GpuEngine {
         self.last_device_seconds = device_seconds;
 
         // Read back.
-        let raw_results: Vec<RepResult> = read_buffer(dev, &self.queue, &results_buf, results_size)?;
+        let raw_results: Vec<RepResult> =
+            read_buffer(dev, &self.queue, &results_buf, results_size)?;
         let raw_hist: Vec<u32> = read_buffer(dev, &self.queue, &hist_buf, hist_words * 4)?;
         if self.lost.load(Ordering::SeqCst) {
             bail!("device lost on {} while reading results", self.desc.name);
