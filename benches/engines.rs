@@ -17,11 +17,20 @@ fn bench_engine(c: &mut Criterion, group_name: &str, engine: &mut dyn Engine) {
     let mut group = c.benchmark_group(group_name);
     group.sample_size(10);
     for case in standard_cases() {
-        let BenchCase { name, mut params, table } = case;
+        let BenchCase {
+            name,
+            mut params,
+            table,
+        } = case;
         params.customers = CUSTOMERS;
         let params = [params];
         let (tiles, slots) = tiles_for_point(0, REPS, 0);
-        let batch = Batch { params: &params, tiles: &tiles, table: &table, slots };
+        let batch = Batch {
+            params: &params,
+            tiles: &tiles,
+            table: &table,
+            slots,
+        };
         group.throughput(Throughput::Elements(u64::from(REPS) * u64::from(CUSTOMERS)));
         group.bench_function(name, |b| b.iter(|| engine.run(&batch).expect("engine run")));
     }

@@ -335,13 +335,7 @@ fn run_system(p: PointParams, end: u32, total: u32, clock: Clock) -> Clock {
         }
         let a = draw_arrival(p.arrival);
         t += a;
-        since += 1u;
-        if (since == period) {
-            rebase(t);
-            t = 0.0;
-            since = 0u;
-        }
-        // Departures up to now, in time order.
+        // Departures up to now, in time order (before a rebase: see the CPU twin).
         var finished = false;
         loop {
             if (hp_n == 0u) {
@@ -386,6 +380,12 @@ fn run_system(p: PointParams, end: u32, total: u32, clock: Clock) -> Clock {
         }
         if (finished) {
             break;
+        }
+        since += 1u;
+        if (since == period) {
+            rebase(t);
+            t = 0.0;
+            since = 0u;
         }
         let service = draw_service(p.service);
         var k = 0u;

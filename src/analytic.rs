@@ -1561,20 +1561,33 @@ mod tests {
             baseline(&input(Policy::Random, 10, 1, 9.0, exp))
         );
         // Power of two: mean-field, T = 1 + rho^2 + rho^6 + rho^14 + ...
-        let b = baseline(&input(Policy::Pod { d: 2, routers: 1 }, 1000, 1, 900.0, exp));
+        let b = baseline(&input(
+            Policy::Pod { d: 2, routers: 1 },
+            1000,
+            1,
+            900.0,
+            exp,
+        ));
         assert_eq!(b.method, "approx:mean_field_pod");
         let t: f64 = (1..30).map(|i| 0.9f64.powi((1 << i) - 2)).sum();
         assert!(rel_close(b.mean_wait.unwrap(), t - 1.0, 1e-12), "{b:?}");
         // d = 3 at rho 0.5 in units of 2: T/2 = 1 + 0.5^3 + 0.5^12 + 0.5^39.
         let m = mean_field_pod(3, 0.5, 2.0);
-        assert!(rel_close(m.mean_wait, 2.0 * (0.125 + 0.5f64.powi(12) + 0.5f64.powi(39)), 1e-12));
+        assert!(rel_close(
+            m.mean_wait,
+            2.0 * (0.125 + 0.5f64.powi(12) + 0.5f64.powi(39)),
+            1e-12
+        ));
         // The tail integrates to the mean: check P(W > p99) by the formula
         // for d = 2, rho = 0.9 against a direct numerical integral of it.
         let m = mean_field_pod(2, 0.9, 1.0);
         assert!(m.p99_wait > m.mean_wait && m.p99_wait < 20.0, "{m:?}");
         // A large d behaves like JSQ in the limit: P(W > 0) = rho^d.
         let m = mean_field_pod(32, 0.8, 1.0);
-        assert!(m.mean_wait < 0.8f64.powi(32) * 1.01 && m.p99_wait == 0.0, "{m:?}");
+        assert!(
+            m.mean_wait < 0.8f64.powi(32) * 1.01 && m.p99_wait == 0.0,
+            "{m:?}"
+        );
         // No exact or mean-field result: none. Dynamic policies need one worker.
         for q in [
             input(Policy::Jsq { routers: 1 }, 10, 1, 9.0, exp),
@@ -1583,12 +1596,21 @@ mod tests {
             input(Policy::Pod { d: 10, routers: 1 }, 10, 1, 9.0, exp),
             input(Policy::CentralRouters { routers: 2 }, 10, 1, 9.0, exp),
             input(Policy::CentralRouters { routers: 2 }, 1, 1, 0.5, exp),
-            input(Policy::Pod { d: 2, routers: 1 }, 10, 1, 9.0, law(Family::Det, 1.0, 0.0)),
+            input(
+                Policy::Pod { d: 2, routers: 1 },
+                10,
+                1,
+                9.0,
+                law(Family::Det, 1.0, 0.0),
+            ),
             input(Policy::Jsq { routers: 1 }, 1, 2, 0.5, exp),
         ] {
             assert_eq!(baseline(&q).method, "none", "{q:?}");
         }
-        assert_eq!(baseline(&input(Policy::Jsq { routers: 1 }, 10, 1, 11.0, exp)).method, "unstable");
+        assert_eq!(
+            baseline(&input(Policy::Jsq { routers: 1 }, 10, 1, 11.0, exp)).method,
+            "unstable"
+        );
     }
 
     #[test]
@@ -1605,7 +1627,10 @@ mod tests {
                 let mut sum = 0.0;
                 for k in 1..a.len() {
                     let erl: f64 = (0..k)
-                        .map(|j| (-x).exp() * x.powi(j as i32) / (1..=j).map(|i| i as f64).product::<f64>())
+                        .map(|j| {
+                            (-x).exp() * x.powi(j as i32)
+                                / (1..=j).map(|i| i as f64).product::<f64>()
+                        })
                         .sum();
                     sum += (a[k - 1] - a[k]) * erl;
                 }
@@ -1614,7 +1639,11 @@ mod tests {
             let (n, top) = (200_000, 80.0);
             let h = top / n as f64;
             let integral: f64 = (0..n).map(|i| tail((i as f64 + 0.5) * h) * h).sum();
-            assert!(rel_close(integral, m.mean_wait, 1e-6), "d={d} rho={rho}: {integral} vs {}", m.mean_wait);
+            assert!(
+                rel_close(integral, m.mean_wait, 1e-6),
+                "d={d} rho={rho}: {integral} vs {}",
+                m.mean_wait
+            );
             assert!((tail(m.p99_wait) - 0.01).abs() < 1e-9, "d={d} rho={rho}");
         }
     }

@@ -26,7 +26,8 @@ use qsweep::UsageError;
 pub struct RunArgs {
     #[command(flatten)]
     pub sweep: SweepArgs,
-    /// No progress output (errors and the final summary line only)
+    /// No progress output (errors, warnings, one line counting the points
+    /// whose CIs are wider than 10%, and the final summary line only)
     #[arg(long, short)]
     pub quiet: bool,
     /// Continue the --out CSV of an interrupted run: check that it comes from
@@ -480,11 +481,16 @@ fn choose_warmups(points: &mut [PreparedPoint], table: &[f32], threads: usize, s
         warmups.iter().min().copied().unwrap_or(0),
         warmups.iter().max().copied().unwrap_or(0),
     );
+    let piloted: f64 = points
+        .iter()
+        .filter_map(|p| p.pilot)
+        .map(|q| f64::from(q.customers) * f64::from(q.reps))
+        .sum();
     say(&format!(
-        "qsweep: warm-up auto: MSER-5 on CPU pilots of {} points ({} replications each) in {:.1} \
-         s: {lo}..={hi} customers",
+        "qsweep: warm-up auto: MSER-5 on CPU pilots of {} points ({:.3e} customers) in {:.1} s: \
+         warm-ups {lo}..={hi} customers",
         points.len(),
-        qsweep::warmup::PILOT_REPS,
+        piloted,
         started.elapsed().as_secs_f64()
     ));
     for p in points.iter() {

@@ -97,18 +97,32 @@ pub mod dispatch {
         2 * servers + CAPACITY_SLACK
     }
 
-    /// 32-bit words of state per replication (see `engine::dispatch` for
-    /// the layout); the GPU engine sizes its state buffer with this.
+    /// Words of the GPU state's header: heap size, requests dispatched,
+    /// flags (see `shaders/dispatch.wgsl`).
+    pub const HEADER_WORDS: u32 = 3;
+
+    /// 32-bit words of GPU state per replication, laid out as in
+    /// `shaders/dispatch.wgsl`: header, `free[R]`, heap times and tags
+    /// (`H` each), per router its counts (`R`) and, unless `pod`, its
+    /// permutation, inverse permutation (`R` each) and block starts
+    /// (`H + 2`), then for `central` per router a queue of `H` (arrival time,
+    /// service, interarrival) triples and its head and length. `lwl` needs
+    /// the header and `free` only. All-zero words are the empty system.
     pub fn state_words(p: &super::PointParams) -> u64 {
         let r = u64::from(p.servers.max(1));
+        let header = u64::from(HEADER_WORDS);
         if p.route_n == LWL {
-            return r;
+            return header + r;
         }
         let h = u64::from(capacity(p.servers.max(1)));
         let k = u64::from(p.routers.max(1));
         let per_router = if p.route_n == POD { r } else { 3 * r + h + 2 };
-        let queues = if p.route_n == CENTRAL { k * (3 * h + 2) } else { 0 };
-        r + 2 * h + k * per_router + queues
+        let queues = if p.route_n == CENTRAL {
+            k * (3 * h + 2)
+        } else {
+            0
+        };
+        header + r + 2 * h + k * per_router + queues
     }
 }
 

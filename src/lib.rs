@@ -13,6 +13,7 @@ pub mod engine;
 pub mod merge;
 pub mod output;
 pub mod plot;
+pub mod precision;
 pub mod progress;
 pub mod provenance;
 pub mod resume;
@@ -22,6 +23,7 @@ pub mod sampling;
 pub mod spec;
 pub mod stats;
 pub mod sweep;
+pub mod warmup;
 
 /// Bad input from the user: reported as one line, exit code 2.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -59,6 +59,12 @@ pub const COLUMNS: &[&str] = &[
     "p95_wait_ci95",
     "p999_wait_ci95",
     "mean_sojourn_ci95",
+    // `--precision`: whether the CIs reached it (empty without it).
+    "converged",
+    // Dynamic dispatch (see `routing`): `pod`'s d (empty for the other
+    // policies) and the number of routers (1 where the axis does not apply).
+    "choices",
+    "routers",
 ];
 
 /// Columns whose values depend on the machine, not the spec and seed.
@@ -105,6 +111,8 @@ pub struct Row<'a> {
     pub analytic: &'a Baseline,
     pub backend: &'a str,
     pub seconds: f64,
+    /// `--precision` only: whether the point's CIs reached it.
+    pub converged: Option<bool>,
 }
 
 impl Row<'_> {
@@ -161,6 +169,9 @@ impl Row<'_> {
             opt(s.wait_pct_ci95[2]),
             opt(s.wait_pct_ci95[4]),
             opt(s.mean_sojourn_ci95),
+            self.converged.map(|c| c.to_string()).unwrap_or_default(),
+            p.choices.map(|d| d.to_string()).unwrap_or_default(),
+            p.routers.to_string(),
         ]
     }
 }

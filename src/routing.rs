@@ -196,11 +196,17 @@ mod tests {
             assert_eq!(r.name().parse::<Routing>(), Ok(r));
         }
         let s = Routing::Pod.shape(100, 1, 1);
-        assert_eq!((s.kernel, s.servers, s.route_n), (kernel::DISPATCH, 100, dispatch::POD));
+        assert_eq!(
+            (s.kernel, s.servers, s.route_n),
+            (kernel::DISPATCH, 100, dispatch::POD)
+        );
         assert_eq!(s.thinning, thinning::NONE);
         assert_eq!(Routing::Lwl.queue(7, 1).route_n, dispatch::LWL);
         // One router leaves central as it was; several need the whole system.
-        assert_eq!(Routing::Central.shape(7, 1, 1), Routing::Central.queue(7, 1));
+        assert_eq!(
+            Routing::Central.shape(7, 1, 1),
+            Routing::Central.queue(7, 1)
+        );
         let s = Routing::Central.shape(7, 1, 3);
         assert_eq!((s.kernel, s.route_n), (kernel::DISPATCH, dispatch::CENTRAL));
         assert_eq!(Routing::Random.shape(7, 1, 3), Routing::Random.queue(7, 1));

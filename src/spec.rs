@@ -39,7 +39,7 @@ pub const DEFAULT_CHOICES: u32 = 2;
 /// Default of the `routers` axis.
 pub const DEFAULT_ROUTERS: u32 = 1;
 /// Keys of the `[run]` table.
-pub const RUN_KEYS: [&str; 9] = [
+pub const RUN_KEYS: [&str; 11] = [
     "reps",
     "customers",
     "warmup",
@@ -49,7 +49,12 @@ pub const RUN_KEYS: [&str; 9] = [
     "allow_unstable",
     "backend",
     "adapter",
+    "precision",
+    "max_customers",
 ];
+/// Default of `max_customers`: the most customers (warm-up included) one
+/// point may simulate under `precision`.
+pub const DEFAULT_MAX_CUSTOMERS: u64 = 10_000_000_000;
 /// Arrival rates a point may have (per second): the engines work in f32, so
 /// the mean interarrival time 1/lambda must be a normal f32 with room to spare.
 pub const LAMBDA_RANGE: (f64, f64) = (1e-30, 1e30);
@@ -58,13 +63,17 @@ pub const BACKENDS: [&str; 3] = ["auto", "gpu", "cpu"];
 
 const EXPECT_ROUTING: &str = "one of random, round_robin, central, jsq, pod, jiq, lwl";
 const EXPECT_CHOICES: &str = "integers from 1 to 32 (servers sampled per request by pod)";
-const EXPECT_ROUTERS: &str = "integers from 1 to 1024 (routers that each see only their own requests)";
+const EXPECT_ROUTERS: &str =
+    "integers from 1 to 1024 (routers that each see only their own requests)";
 const EXPECT_COUNT: &str = "integers >= 1";
 const EXPECT_RATE: &str = "finite numbers > 0 (arrival rates, requests per second)";
 const EXPECT_RHO: &str = "finite numbers > 0 (target utilisation per server)";
 const EXPECT_REPS: &str = "an integer >= 1";
 const EXPECT_CUSTOMERS: &str = "an integer >= 1";
-const EXPECT_WARMUP: &str = "an integer >= 0";
+const EXPECT_WARMUP: &str = "an integer >= 0, or \"auto\" (chosen per point by MSER-5)";
+const EXPECT_PRECISION: &str =
+    "a number > 0 and < 1 (target 95% CI half-width relative to the estimate, e.g. 0.01)";
+const EXPECT_MAX_CUSTOMERS: &str = "an integer >= 1 (customers per point, e.g. 1e10)";
 const EXPECT_SEED: &str =
     "an integer from 0 to 18446744073709551615 (a string for values above 9223372036854775807)";
 const EXPECT_OUT: &str = "a non-empty path";
@@ -111,8 +120,16 @@ pub struct RunSettings {
     pub reps: u32,
     /// Customers recorded per replication (after `warmup`).
     pub customers: u32,
-    /// Customers discarded at the start of each replication.
+    /// Customers discarded at the start of each replication (with
+    /// `warmup_auto`: unused, each point's pilot chooses; see `warmup`).
     pub warmup: u32,
+    /// `warmup = "auto"`: MSER-5 on a pilot run chooses each point's warm-up.
+    pub warmup_auto: bool,
+    /// Add replications in rounds until the 95% CIs of the mean and p99
+    /// wait are within this fraction of their estimates (see `precision`).
+    pub precision: Option<f64>,
+    /// With `precision`: the most customers (warm-up included) per point.
+    pub max_customers: u64,
     pub seed: u64,
     /// CSV output, relative to the current directory; `None`: see
     /// [`default_out_path`].
@@ -136,6 +153,9 @@ impl Default for RunSettings {
             reps: 1024,
             customers: 100_000,
             warmup: 10_000,
+            warmup_auto: false,
+            precision: None,
+            max_customers: DEFAULT_MAX_CUSTOMERS,
             seed: 1,
             out: None,
             threads: 0,
@@ -233,9 +253,15 @@ pub struct SweepArgs {
     /// Customers recorded per replication [overrides the spec; 100000 if it has none]
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub customers: Option<String>,
-    /// Customers discarded first in each replication [overrides the spec; 10000 if it has none]
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    /// Customers discarded first in each replication, or auto (MSER-5 on a pilot run, per point) [overrides the spec; 10000 if it has none]
+    #[arg(long, value_name = "N|auto", allow_hyphen_values = true)]
     pub warmup: Option<String>,
+    /// Add replications in rounds until the 95% CIs of mean and p99 wait are within P × the estimate (e.g. 0.01) [--reps is the first round]
+    #[arg(long, value_name = "P", allow_hyphen_values = true)]
+    pub precision: Option<String>,
+    /// With --precision: stop adding replications at this many customers per point, warm-up included [default 1e10]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub max_customers: Option<String>,
     /// Master random seed [overrides the spec; 1 if it has none]
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub seed: Option<String>,
@@ -307,8 +333,16 @@ impl Spec {
     /// Number of grid points (saturating).
     pub fn point_count(&self) -> u64 {
         let per_routing = self.routing.iter().fold(0u64, |n, r| {
-            let choices = if r.takes_choices() { self.choices.len() } else { 1 };
-            let routers = if r.takes_routers() { self.routers.len() } else { 1 };
+            let choices = if r.takes_choices() {
+                self.choices.len()
+            } else {
+                1
+            };
+            let routers = if r.takes_routers() {
+                self.routers.len()
+            } else {
+                1
+            };
             n.saturating_add((choices as u64).saturating_mul(routers as u64))
         });
         [
@@ -367,34 +401,34 @@ impl Spec {
                 .iter()
                 .flat_map(|c| routers.iter().map(move |k| (c, k)))
             {
-            for &servers in &self.servers {
-                for &workers in &self.workers {
-                    for arrival in &self.arrival {
-                        for &load in &self.load {
-                            for service in &self.service {
-                                let capacity = f64::from(servers) * f64::from(workers);
-                                let mean_service = service.mean();
-                                let (lambda, rho) = match load {
-                                    Load::Lambda(l) => (l, l * mean_service / capacity),
-                                    Load::Rho(r) => (r * capacity / mean_service, r),
-                                };
-                                cells.push(Cell {
-                                    index: cells.len() as u32,
-                                    routing,
-                                    choices,
-                                    routers,
-                                    servers,
-                                    workers,
-                                    arrival,
-                                    service,
-                                    lambda,
-                                    rho,
-                                });
+                for &servers in &self.servers {
+                    for &workers in &self.workers {
+                        for arrival in &self.arrival {
+                            for &load in &self.load {
+                                for service in &self.service {
+                                    let capacity = f64::from(servers) * f64::from(workers);
+                                    let mean_service = service.mean();
+                                    let (lambda, rho) = match load {
+                                        Load::Lambda(l) => (l, l * mean_service / capacity),
+                                        Load::Rho(r) => (r * capacity / mean_service, r),
+                                    };
+                                    cells.push(Cell {
+                                        index: cells.len() as u32,
+                                        routing,
+                                        choices,
+                                        routers,
+                                        servers,
+                                        workers,
+                                        arrival,
+                                        service,
+                                        lambda,
+                                        rho,
+                                    });
+                                }
                             }
                         }
                     }
                 }
-            }
             }
         }
         cells
@@ -593,7 +627,18 @@ impl Spec {
         let _ = writeln!(t, "\n[run]");
         let _ = writeln!(t, "reps = {}", r.reps);
         let _ = writeln!(t, "customers = {}", r.customers);
-        let _ = writeln!(t, "warmup = {}", r.warmup);
+        if r.warmup_auto {
+            let _ = writeln!(t, "warmup = \"auto\"");
+        } else {
+            let _ = writeln!(t, "warmup = {}", r.warmup);
+        }
+        // Written only when set, so specs without them keep their hash.
+        if let Some(p) = r.precision {
+            let _ = writeln!(t, "precision = {}", toml_float(p));
+        }
+        if r.max_customers != DEFAULT_MAX_CUSTOMERS {
+            let _ = writeln!(t, "max_customers = {}", r.max_customers);
+        }
         if r.seed <= i64::MAX as u64 {
             let _ = writeln!(t, "seed = {}", r.seed);
         } else {
@@ -736,6 +781,9 @@ struct Raw {
     reps: Option<u32>,
     customers: Option<u32>,
     warmup: Option<u32>,
+    warmup_auto: Option<bool>,
+    precision: Option<f64>,
+    max_customers: Option<u64>,
     seed: Option<u64>,
     out: Option<PathBuf>,
     threads: Option<usize>,
@@ -849,6 +897,10 @@ fn choices_value(i: i128) -> Option<u32> {
 
 fn routers_value(i: i128) -> Option<u32> {
     count(i).filter(|&n| n <= crate::contract::dispatch::MAX_ROUTERS)
+}
+
+fn precision_value(x: f64) -> Option<f64> {
+    (x.is_finite() && x > 0.0 && x < 1.0).then_some(x)
 }
 
 fn positive(x: f64) -> Option<f64> {
@@ -995,9 +1047,9 @@ impl Raw {
                     };
                     let mut out = Vec::new();
                     for e in axis_items(v, &loc, expected)? {
-                        let n = de_int(e.get_ref())
-                            .and_then(parse)
-                            .ok_or_else(|| elem_loc(e).err(invalid(&show(e.get_ref()), expected)))?;
+                        let n = de_int(e.get_ref()).and_then(parse).ok_or_else(|| {
+                            elem_loc(e).err(invalid(&show(e.get_ref()), expected))
+                        })?;
                         out.push(n);
                     }
                     if key == "choices" {
@@ -1088,9 +1140,29 @@ impl Raw {
                     self.customers = Some(int.and_then(count).ok_or_else(|| bad(EXPECT_CUSTOMERS))?)
                 }
                 "warmup" => {
-                    self.warmup = Some(
-                        int.and_then(|i| u32::try_from(i).ok())
-                            .ok_or_else(|| bad(EXPECT_WARMUP))?,
+                    if string.is_some_and(|s| s.trim() == "auto") {
+                        self.warmup = None;
+                        self.warmup_auto = Some(true);
+                    } else {
+                        self.warmup = Some(
+                            int.and_then(|i| u32::try_from(i).ok())
+                                .ok_or_else(|| bad(EXPECT_WARMUP))?,
+                        );
+                        self.warmup_auto = Some(false);
+                    }
+                }
+                "precision" => {
+                    self.precision = Some(
+                        de_float(value)
+                            .and_then(precision_value)
+                            .ok_or_else(|| bad(EXPECT_PRECISION))?,
+                    )
+                }
+                "max_customers" => {
+                    self.max_customers = Some(
+                        int.and_then(|i| u64::try_from(i).ok())
+                            .filter(|&n| n >= 1)
+                            .ok_or_else(|| bad(EXPECT_MAX_CUSTOMERS))?,
                     )
                 }
                 "seed" => {
@@ -1234,8 +1306,31 @@ impl Raw {
         })? {
             self.customers = Some(v);
         }
-        if let Some(v) = flag_scalar("warmup", &a.warmup, EXPECT_WARMUP, u32_of)? {
-            self.warmup = Some(v);
+        if let Some(w) = &a.warmup {
+            if w.trim() == "auto" {
+                self.warmup = None;
+                self.warmup_auto = Some(true);
+            } else if let Some(v) = flag_scalar("warmup", &a.warmup, EXPECT_WARMUP, u32_of)? {
+                self.warmup = Some(v);
+                self.warmup_auto = Some(false);
+            }
+        }
+        if let Some(v) = flag_scalar("precision", &a.precision, EXPECT_PRECISION, |s| {
+            s.trim().parse::<f64>().ok().and_then(precision_value)
+        })? {
+            self.precision = Some(v);
+        }
+        if let Some(v) = flag_scalar(
+            "max-customers",
+            &a.max_customers,
+            EXPECT_MAX_CUSTOMERS,
+            |s| {
+                str_int(s)
+                    .and_then(|i| u64::try_from(i).ok())
+                    .filter(|&n| n >= 1)
+            },
+        )? {
+            self.max_customers = Some(v);
         }
         if let Some(v) = flag_scalar("seed", &a.seed, EXPECT_SEED, |s| {
             s.trim().parse::<u64>().ok()
@@ -1273,14 +1368,12 @@ impl Raw {
                 "{at} {key}: missing; expected {what} (or pass --{key})"
             ))
         };
-        let routing = self
-            .routing
-            .ok_or_else(|| {
-                missing(
-                    "routing",
-                    "a list of random, round_robin, central, jsq, pod, jiq, lwl",
-                )
-            })?;
+        let routing = self.routing.ok_or_else(|| {
+            missing(
+                "routing",
+                "a list of random, round_robin, central, jsq, pod, jiq, lwl",
+            )
+        })?;
         let servers = self
             .servers
             .ok_or_else(|| missing("servers", "a list of integers >= 1"))?;
@@ -1311,7 +1404,15 @@ impl Raw {
             run: RunSettings {
                 reps: self.reps.unwrap_or(d.reps),
                 customers: self.customers.unwrap_or(d.customers),
-                warmup: self.warmup.unwrap_or(d.warmup),
+                // `auto`: each point's pilot chooses (see `warmup`).
+                warmup: if self.warmup_auto == Some(true) {
+                    0
+                } else {
+                    self.warmup.unwrap_or(d.warmup)
+                },
+                warmup_auto: self.warmup_auto.unwrap_or(d.warmup_auto),
+                precision: self.precision,
+                max_customers: self.max_customers.unwrap_or(d.max_customers),
                 seed: self.seed.unwrap_or(d.seed),
                 out: self.out,
                 threads: self.threads.unwrap_or(d.threads),
@@ -1544,6 +1645,9 @@ mod tests {
             reps: 7,
             customers: 200_000,
             warmup: 0,
+            warmup_auto: false,
+            precision: None,
+            max_customers: DEFAULT_MAX_CUSTOMERS,
             seed: u64::MAX,
             out: Some(PathBuf::from("out.csv")),
             threads: 3,
@@ -2039,7 +2143,8 @@ mod tests {
         let e = flag_err(&["--warmup", "-1"]);
         assert_eq!(
             e,
-            "--warmup: '-1' is not a valid value; expected an integer >= 0"
+            "--warmup: '-1' is not a valid value; expected an integer >= 0, or \"auto\" \
+             (chosen per point by MSER-5)"
         );
         let e = flag_err(&["--customers", "4294967295", "--warmup", "1"]);
         assert!(
@@ -2138,8 +2243,8 @@ mod tests {
         let e = file_err("[sweep]\nrouting = [\"random\"]\nsever = [1]\n");
         assert_eq!(
             e,
-            "spec.toml:3: [sweep] unknown key 'sever'; expected one of routing, servers, \
-             workers, arrival, lambda, rho, service"
+            "spec.toml:3: [sweep] unknown key 'sever'; expected one of routing, choices, \
+             routers, servers, workers, arrival, lambda, rho, service"
         );
         let e = file_err(&format!("{MINI}[run]\nreps = 2\nthread = 4\n"));
         assert!(
@@ -2189,6 +2294,154 @@ mod tests {
             .unwrap_err()
             .0
             .contains("cannot read spec file"));
+    }
+
+    #[test]
+    fn choices_and_routers_multiply_only_the_policies_they_apply_to() {
+        let spec = load(&[
+            "--routing",
+            "random,pod,jsq,lwl",
+            "--choices",
+            "2,3",
+            "--routers",
+            "1,4",
+            "--servers",
+            "10,20",
+            "--lambda",
+            "5",
+        ])
+        .unwrap();
+        let points = spec.points();
+        // random 1, pod 2 × 2, jsq 2, lwl 1; times 2 servers.
+        assert_eq!(points.len(), 16);
+        assert_eq!(spec.point_count(), 16);
+        let cells: Vec<(&str, Option<u32>, u32, u32)> = points
+            .iter()
+            .map(|p| (p.routing.name(), p.choices, p.routers, p.servers))
+            .collect();
+        assert_eq!(
+            cells,
+            [
+                ("random", None, 1, 10),
+                ("random", None, 1, 20),
+                ("pod", Some(2), 1, 10),
+                ("pod", Some(2), 1, 20),
+                ("pod", Some(2), 4, 10),
+                ("pod", Some(2), 4, 20),
+                ("pod", Some(3), 1, 10),
+                ("pod", Some(3), 1, 20),
+                ("pod", Some(3), 4, 10),
+                ("pod", Some(3), 4, 20),
+                ("jsq", None, 1, 10),
+                ("jsq", None, 1, 20),
+                ("jsq", None, 4, 10),
+                ("jsq", None, 4, 20),
+                ("lwl", None, 1, 10),
+                ("lwl", None, 1, 20),
+            ]
+        );
+        for (i, p) in points.iter().enumerate() {
+            assert_eq!(p.index as usize, i);
+        }
+        assert_eq!(
+            spec.describe(&points[5]),
+            "routing=pod choices=2 routers=4 servers=20 lambda=5"
+        );
+        // Defaults: choices 2, routers 1, and neither changes other points.
+        let spec = parse(&MINI.replace("\"random\"", "\"pod\"")).unwrap();
+        assert_eq!(
+            (spec.choices.as_slice(), spec.routers.as_slice()),
+            (&[2][..], &[1][..])
+        );
+        assert_eq!(spec.points()[0].choices, Some(2));
+        assert_eq!(parse(MINI).unwrap().points()[0].choices, None);
+    }
+
+    #[test]
+    fn choices_and_routers_are_validated() {
+        let e = file_err(&sweep("routing = \"pod\"\nchoices = [2, 0]\nservers = 4\nlambda = 1\nservice = \"exp(mean=1)\"\n"));
+        assert_eq!(
+            e,
+            "spec.toml:3: [sweep] choices: 0 is not a valid value; expected integers from 1 to 32 \
+             (servers sampled per request by pod)"
+        );
+        let e = flag_err(&["--choices", "33"]);
+        assert!(
+            e.starts_with("--choices: '33' is not a valid value; expected integers from 1 to 32"),
+            "{e}"
+        );
+        let e = flag_err(&["--routers", "0"]);
+        assert!(
+            e.starts_with("--routers: '0' is not a valid value; expected integers from 1 to 1024"),
+            "{e}"
+        );
+        assert!(flag_err(&["--routers", "1025"]).starts_with("--routers: '1025'"));
+        let e = file_err(&sweep("routing = \"jsq\"\nrouters = [\"many\"]\nservers = 4\nlambda = 1\nservice = \"exp(mean=1)\"\n"));
+        assert!(
+            e.starts_with("spec.toml:3: [sweep] routers: \"many\" is not a valid value"),
+            "{e}"
+        );
+        // Dynamic policies dispatch to single-worker servers.
+        let e = flag_err(&[
+            "--routing",
+            "random,jsq",
+            "--workers",
+            "2",
+            "--servers",
+            "100",
+        ]);
+        assert!(
+            e.starts_with("point 1 (routing=jsq servers=100 workers=2 lambda=150): jsq dispatches to single-worker FIFO servers; expected workers = 1"),
+            "{e}"
+        );
+        let e = flag_err(&[
+            "--routing",
+            "central",
+            "--routers",
+            "1,2",
+            "--workers",
+            "2",
+            "--servers",
+            "100",
+        ]);
+        assert!(
+            e.starts_with("point 1 (routing=central routers=2 servers=100 workers=2 lambda=150): central with routers > 1 dispatches"),
+            "{e}"
+        );
+        assert!(load(&[
+            "--routing",
+            "central",
+            "--routers",
+            "1",
+            "--workers",
+            "2",
+            "--servers",
+            "100"
+        ])
+        .is_ok());
+    }
+
+    #[test]
+    fn choices_and_routers_round_trip_and_stay_out_of_default_specs() {
+        let seed = Spec::load(&SweepArgs::default()).unwrap();
+        assert!(!seed.to_toml().contains("choices") && !seed.to_toml().contains("routers"));
+        let spec = load(&[
+            "--routing",
+            "pod,central,jiq",
+            "--choices",
+            "3,5",
+            "--routers",
+            "2,8",
+        ])
+        .unwrap();
+        let text = spec.to_toml();
+        assert!(
+            text.contains("choices = [3, 5]\nrouters = [2, 8]\n"),
+            "{text}"
+        );
+        let back = Spec::from_toml_str(&text, SEED_SOURCE, Path::new(".")).unwrap();
+        assert_eq!(back, spec);
+        assert_eq!(back.points(), spec.points());
     }
 
     #[test]

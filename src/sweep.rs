@@ -30,6 +30,13 @@ pub struct PreparedPoint {
     pub params: PointParams,
     /// Histogram scale (the service mean): bins are relative to it.
     pub scale: f64,
+    /// `warmup = "auto"`: `params.warmup` is chosen by a pilot run
+    /// ([`crate::warmup::resolve`], which must run before the engines).
+    pub warmup_auto: bool,
+    /// The pilot that chose `params.warmup` (`warmup_auto` only).
+    pub pilot: Option<crate::warmup::Pilot>,
+    /// Add replications in rounds until this precision (see `precision`).
+    pub precision: Option<crate::precision::Precision>,
 }
 
 /// Engine parameters for every point, and the shared empirical table.
@@ -44,6 +51,15 @@ pub fn prepare(spec: &Spec, points: Vec<GridPoint>) -> (Vec<PreparedPoint>, Vec<
                 grid: g,
                 params,
                 scale,
+                warmup_auto: spec.run.warmup_auto,
+                pilot: None,
+                precision: spec
+                    .run
+                    .precision
+                    .map(|target| crate::precision::Precision {
+                        target,
+                        max_customers: spec.run.max_customers,
+                    }),
             }
         })
         .collect();
@@ -110,8 +126,7 @@ pub fn baseline(g: &GridPoint) -> Baseline {
             Routing::Central => Policy::Central,
             Routing::Jsq => Policy::Jsq { routers: g.routers },
             Routing::Pod => Policy::Pod {
-                d: g
-                    .choices
+                d: g.choices
                     .unwrap_or(crate::spec::DEFAULT_CHOICES)
                     .clamp(1, g.servers.max(1)),
                 routers: g.routers,
@@ -132,6 +147,9 @@ pub struct PointResult<'a> {
     pub point: &'a PreparedPoint,
     pub stats: PointStats,
     pub seconds: f64,
+    /// Under `precision`: whether the CIs reached it (false: the point hit
+    /// `max_customers`). None for runs of fixed length.
+    pub converged: Option<bool>,
 }
 
 /// Simulate `points` on `engine`, calling `on_point` for each finished point
@@ -170,6 +188,16 @@ pub fn run_points_until<'p>(
     on_point: &mut dyn FnMut(PointResult<'p>) -> Result<()>,
     stop: &AtomicBool,
 ) -> Result<()> {
+    if let Some(p) = points.iter().find(|p| p.warmup_auto && p.pilot.is_none()) {
+        anyhow::bail!(
+            "grid point {}: warmup = \"auto\" but no pilot has chosen its warm-up (call \
+             warmup::resolve before running the points)",
+            p.grid.index
+        );
+    }
+    if points.iter().any(|p| p.precision.is_some()) {
+        return crate::precision::run_points_until(points, table, reps, engine, on_point, stop);
+    }
     let mut start = 0;
     while start < points.len() {
         if stop.load(Ordering::SeqCst) {
@@ -239,34 +267,43 @@ pub fn run_points_until<'p>(
                 .map(|s| &out.hist[s as usize * per_slot..(s as usize + 1) * per_slot])
                 .collect();
             let stats = point_stats(rep_slice, &batches, p.scale);
-            let overflowed = rep_slice
-                .iter()
-                .filter(|r| r.status & rep_status::QUEUE_OVERFLOW != 0)
-                .count();
-            if overflowed > 0 {
-                let g = &p.grid;
-                anyhow::bail!(
-                    "grid point {} (routing={} servers={} lambda={} rho={:.3}): the requests in \
-                     the system outgrew the dispatch kernel's capacity of {} in {overflowed} of \
-                     {n} replications; lower the load (or simulate fewer customers per \
-                     replication)",
-                    g.index,
-                    g.routing,
-                    g.servers,
-                    g.lambda,
-                    g.rho,
-                    crate::contract::dispatch::capacity(g.servers)
-                );
-            }
+            check_overflow(p, rep_slice)?;
             // Time is shared by the chunk's points in proportion to their work.
             let share = (f64::from(p.params.customers) + f64::from(p.params.warmup)) / total;
             on_point(PointResult {
                 point: p,
                 stats,
                 seconds: seconds * share,
+                converged: None,
             })?;
         }
         start = end;
+    }
+    Ok(())
+}
+
+/// Fails when any of a point's replications overflowed the dispatch
+/// kernel's capacity (their numbers are meaningless).
+pub(crate) fn check_overflow(p: &PreparedPoint, reps: &[crate::contract::RepResult]) -> Result<()> {
+    let n = reps.len();
+    let overflowed = reps
+        .iter()
+        .filter(|r| r.status & rep_status::QUEUE_OVERFLOW != 0)
+        .count();
+    if overflowed > 0 {
+        let g = &p.grid;
+        anyhow::bail!(
+            "grid point {} (routing={} servers={} lambda={} rho={:.3}): the requests in \
+             the system outgrew the dispatch kernel's capacity of {} in {overflowed} of \
+             {n} replications; lower the load (or simulate fewer customers per \
+             replication)",
+            g.index,
+            g.routing,
+            g.servers,
+            g.lambda,
+            g.rho,
+            crate::contract::dispatch::capacity(g.servers)
+        );
     }
     Ok(())
 }

@@ -8,16 +8,23 @@ fn every_kernel_validates() {
     let sources = kernel_sources();
     assert!(sources.len() >= 2);
     for (name, source) in sources {
-        let module = naga::front::wgsl::parse_str(&source)
-            .unwrap_or_else(|e| panic!("{name}.wgsl does not parse:\n{}", e.emit_to_string(&source)));
+        let module = naga::front::wgsl::parse_str(&source).unwrap_or_else(|e| {
+            panic!("{name}.wgsl does not parse:\n{}", e.emit_to_string(&source))
+        });
         let mut validator = naga::valid::Validator::new(
             naga::valid::ValidationFlags::all(),
             naga::valid::Capabilities::empty(),
         );
-        validator
-            .validate(&module)
-            .unwrap_or_else(|e| panic!("{name}.wgsl does not validate:\n{}", e.emit_to_string(&source)));
-        assert!(module.entry_points.iter().any(|e| e.name == "main"), "{name}: no entry point main");
+        validator.validate(&module).unwrap_or_else(|e| {
+            panic!(
+                "{name}.wgsl does not validate:\n{}",
+                e.emit_to_string(&source)
+            )
+        });
+        assert!(
+            module.entry_points.iter().any(|e| e.name == "main"),
+            "{name}: no entry point main"
+        );
     }
 }
 

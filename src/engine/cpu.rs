@@ -163,6 +163,21 @@ pub fn lindley<const N: usize>(
     table: &[f32],
     hist: &mut [u32],
 ) -> [RepResult; N] {
+    lindley_traced(p, reps, active, table, hist, &mut |_, _| {})
+}
+
+/// [`lindley`] that also hands every customer's wait (warm-up included) to
+/// `on_customer(index, waits of the N lanes)`: the per-customer trace of a
+/// warm-up pilot (`warmup`). [`lindley`] passes a no-op, which inlines away.
+#[inline(always)]
+pub fn lindley_traced<const N: usize, F: FnMut(u32, &[f32; N])>(
+    p: &PointParams,
+    reps: [u32; N],
+    active: usize,
+    table: &[f32],
+    hist: &mut [u32],
+    on_customer: &mut F,
+) -> [RepResult; N] {
     let mut rng = Sampler::<N>::new(p, reps, table);
     let lk = ln_keep(p);
     let mut rec = Recorders::<N>::new(p.inv_hist_scale);
@@ -174,6 +189,7 @@ pub fn lindley<const N: usize>(
             wait[l] = (wait[l] + prev_service[l] - a[l]).max(0.0);
         }
         prev_service = rng.draw(&p.service);
+        on_customer(i, &wait);
         if i >= p.warmup {
             rec.record(hist, active, &wait, &prev_service, &a);
         }
@@ -206,6 +222,22 @@ pub fn kiefer_wolfowitz<const N: usize>(
     table: &[f32],
     hist: &mut [u32],
     heap: &mut Vec<f32>,
+) -> [RepResult; N] {
+    kiefer_wolfowitz_traced(p, reps, active, table, hist, heap, &mut |_, _| {})
+}
+
+/// [`kiefer_wolfowitz`] that also hands every customer's wait (warm-up
+/// included) to `on_customer(index, waits of the N lanes)`, as
+/// [`lindley_traced`] does.
+#[inline(always)]
+pub fn kiefer_wolfowitz_traced<const N: usize, F: FnMut(u32, &[f32; N])>(
+    p: &PointParams,
+    reps: [u32; N],
+    active: usize,
+    table: &[f32],
+    hist: &mut [u32],
+    heap: &mut Vec<f32>,
+    on_customer: &mut F,
 ) -> [RepResult; N] {
     let c = p.servers.max(1) as usize;
     // Lane l's heap is heap[l * (c + 1)..][..c], then its sentinel.
@@ -244,6 +276,7 @@ pub fn kiefer_wolfowitz<const N: usize>(
         for (l, lane_heap) in heap.chunks_exact_mut(stride).enumerate() {
             replace_root(lane_heap, c, t[l] + wait[l] + service[l]);
         }
+        on_customer(n, &wait);
         if n >= p.warmup {
             rec.record(hist, active, &wait, &service, &a);
         }

@@ -10,7 +10,10 @@
 //! R single-worker FIFO servers. Each arrival's interarrival time and then
 //! its service time are drawn (as every kernel does), then, with K > 1
 //! routers, one word picks its router uniformly, then the policy draws its
-//! words. A router sees only the requests it dispatched itself and learns of
+//! words: `jsq` and `jiq` one (the tie-break, or the random server), `pod`
+//! d + 1 (the sample, then the tie-break), `central` one when its router has
+//! a server to choose from and none when the request waits at the router,
+//! `lwl` none. A router sees only the requests it dispatched itself and learns of
 //! each departure when it happens; with K = 1 that is the whole system. A
 //! request dispatched at time `t` to server `s` waits `max(free[s] − t, 0)`,
 //! where `free[s]` is the time the server's FIFO queue empties, and leaves
@@ -28,8 +31,9 @@
 //!   `pos` (its inverse) and block starts `start[c]` (first index of a server
 //!   with count ≥ c). The minimum-count block is `perm[0 .. start[c0 + 1]]`,
 //!   the idle block `perm[0 .. start[1]]`, and a count changes by ±1 with one
-//!   swap and one boundary move: O(1) per event, whatever R (the bucket
-//!   structure of the O(1) LFU cache / Knuth's "sorted counts").
+//!   swap and one boundary move: O(1) per event, whatever R (an array form of
+//!   the frequency buckets of the O(1) LFU cache: Shah, Mitra and Matani,
+//!   "An O(1) algorithm for implementing the LFU cache eviction scheme", 2010).
 //! - `central` with K > 1: per router a FIFO ring of (arrival time, service,
 //!   interarrival) of the requests waiting at the router.
 //!
@@ -41,9 +45,13 @@
 //! replication by replication.
 //!
 //! Times are f32 relative to an epoch that moves to the current arrival
-//! every [`rebase_period`] arrivals (as in the Kiefer–Wolfowitz kernel):
-//! `free` is shifted and clamped at 0, heap and router-queue times are
-//! shifted (subtraction is monotone, so the heap stays a heap).
+//! every [`rebase_period`] arrivals (as in the Kiefer–Wolfowitz kernel),
+//! once the departures up to it have been handled: `free` is shifted and
+//! clamped at 0 (a server free before now is idle, whenever it became so),
+//! heap and router-queue times are shifted (subtraction is monotone, so the
+//! heap stays a heap). The clamp is why the departures come first: one still
+//! pending at a rebase would see its server's clamped free-at time lie after
+//! it.
 //!
 //! Uniform integers below m come from one word as `(word · m) >> 32`
 //! (Lemire, "Fast random integer generation in an interval", ACM TOMACS 29(1),
@@ -107,7 +115,13 @@ pub fn simulate(p: &PointParams, rep: u32, table: &[f32], hist: &mut [u32]) -> R
 }
 
 /// Least work left: the Kiefer–Wolfowitz recursion by linear scan.
-fn lwl(p: &PointParams, rep: u32, table: &[f32], hist: &mut [u32], free: &mut Vec<f32>) -> RepResult {
+fn lwl(
+    p: &PointParams,
+    rep: u32,
+    table: &[f32],
+    hist: &mut [u32],
+    free: &mut Vec<f32>,
+) -> RepResult {
     let r = p.servers.max(1) as usize;
     free.clear();
     free.resize(r, 0.0);
@@ -221,6 +235,9 @@ impl<'s> System<'s> {
 
     /// Remove the earliest departure (Floyd: the hole goes down along
     /// smaller children to a leaf, then the last element goes up from it).
+    /// The vacated last slot holds +∞ meanwhile, standing in for a missing
+    /// right child, so the smaller child is picked without a branch (the
+    /// same choice as the GPU's explicit test).
     #[inline(always)]
     fn pop(&mut self) -> (f32, u32) {
         let heap = &mut self.s.heap[..self.heap_n as usize];
@@ -228,17 +245,14 @@ impl<'s> System<'s> {
         self.heap_n -= 1;
         let n = self.heap_n as usize;
         let last = heap[n];
+        heap[n].0 = f32::INFINITY;
         let mut i = 0;
         loop {
             let l = 2 * i + 1;
             if l >= n {
                 break;
             }
-            let m = if l + 1 < n && heap[l + 1].0 < heap[l].0 {
-                l + 1
-            } else {
-                l
-            };
+            let m = l + usize::from(heap[l + 1].0 < heap[l].0);
             heap[i] = heap[m];
             i = m;
         }
@@ -258,7 +272,10 @@ impl<'s> System<'s> {
     #[inline(always)]
     fn swap(&mut self, k: usize, i: u32, j: u32) {
         let base = k * self.r as usize;
-        let (a, b) = (self.s.perm[base + i as usize], self.s.perm[base + j as usize]);
+        let (a, b) = (
+            self.s.perm[base + i as usize],
+            self.s.perm[base + j as usize],
+        );
         self.s.perm[base + i as usize] = b;
         self.s.perm[base + j as usize] = a;
         self.s.pos[base + b as usize] = i;
@@ -329,18 +346,19 @@ impl<'s> System<'s> {
     }
 
     /// Router `k`'s choice of server for a request arriving now, or `None`
-    /// (central: it waits at the router). Draws the policy's words.
+    /// (central: it waits at the router). Takes the policy's random words
+    /// from `word`, in stream order.
     #[inline(always)]
-    fn choose(&mut self, rng: &mut Sampler<'_, 1>, p: &PointParams, k: u32) -> Option<u32> {
+    fn choose(&mut self, p: &PointParams, k: u32, word: &mut impl FnMut() -> u32) -> Option<u32> {
         match self.policy {
             dispatch::JSQ => {
-                let w = rng.streams.next_u32()[0];
+                let w = word();
                 let c0 = self.s.cnt[(k * self.r + self.perm_at(k, 0)) as usize];
                 let m = self.below_count(k, c0);
                 Some(self.perm_at(k, below(w, m)))
             }
             dispatch::JIQ => {
-                let w = rng.streams.next_u32()[0];
+                let w = word();
                 let idle = self.below_count(k, 0);
                 Some(if idle > 0 {
                     self.perm_at(k, below(w, idle))
@@ -354,7 +372,7 @@ impl<'s> System<'s> {
                 // Floyd: for j = R − d .. R − 1, take x uniform in [0, j], or
                 // j itself if x is already taken.
                 for (taken, j) in (self.r - d..self.r).enumerate() {
-                    let mut x = below(rng.streams.next_u32()[0], j + 1);
+                    let mut x = below(word(), j + 1);
                     if cand[..taken].contains(&x) {
                         x = j;
                     }
@@ -373,7 +391,7 @@ impl<'s> System<'s> {
                         ties += 1;
                     }
                 }
-                let mut pick = below(rng.streams.next_u32()[0], ties);
+                let mut pick = below(word(), ties);
                 let mut chosen = cand[0];
                 for &c in cand {
                     if self.s.cnt[base + c as usize] == best {
@@ -391,8 +409,7 @@ impl<'s> System<'s> {
                 // with none of this router's requests, if any.
                 let idle = self.below_count(k, 0);
                 if idle > 0 {
-                    let w = rng.streams.next_u32()[0];
-                    Some(self.perm_at(k, below(w, idle)))
+                    Some(self.perm_at(k, below(word(), idle)))
                 } else {
                     None
                 }
@@ -400,9 +417,130 @@ impl<'s> System<'s> {
         }
     }
 
-    fn run(mut self, p: &PointParams, rep: u32, table: &[f32], hist: &mut [u32]) -> RepResult {
+    /// Pop every departure at or before `t`, updating its router's counts
+    /// (all policies but `central`, whose routers may then dispatch).
+    #[inline(always)]
+    fn depart_until(&mut self, t: f32) {
+        while self.heap_n > 0 && self.s.heap[0].0 <= t {
+            let (_, tag) = self.pop();
+            let (k, srv) = if self.k > 1 {
+                (tag / self.r, tag % self.r)
+            } else {
+                (0, tag)
+            };
+            self.dec(k, srv);
+        }
+    }
+
+    /// Send a request arriving at `t` to `srv` via router `k`; its wait.
+    #[inline(always)]
+    fn dispatch_now(&mut self, t: f32, k: u32, srv: u32, service: f32) -> f32 {
+        let wait = (self.s.free[srv as usize] - t).max(0.0);
+        let leaves = t + wait + service;
+        self.s.free[srv as usize] = leaves;
+        self.push(leaves, k * self.r + srv);
+        self.inc(k, srv);
+        wait
+    }
+
+    fn run(self, p: &PointParams, rep: u32, table: &[f32], hist: &mut [u32]) -> RepResult {
         let mut rng = Sampler::<1>::new(p, [rep], table);
         let mut rec = Recorders::<1>::new(p.inv_hist_scale);
+        let status = if self.policy == dispatch::CENTRAL {
+            self.run_central(p, &mut rng, &mut rec, hist)
+        } else {
+            self.run_blocked(p, &mut rng, &mut rec, hist)
+        };
+        let [mut res] = rec.finish(p.customers, [status]);
+        res.status = status;
+        res
+    }
+
+    /// `jsq`, `pod`, `jiq`: every arrival is dispatched at once and draws a
+    /// fixed sequence of words (interarrival, service, router, policy words),
+    /// which do not depend on the system's state. So they are drawn for a
+    /// block of arrivals ahead, in stream order, before the block is
+    /// simulated: the samplers' long dependency chains then overlap each
+    /// other instead of the heap's mispredicted branches. Same words, same
+    /// order, same results as drawing them one arrival at a time.
+    fn run_blocked(
+        mut self,
+        p: &PointParams,
+        rng: &mut Sampler<'_, 1>,
+        rec: &mut Recorders<1>,
+        hist: &mut [u32],
+    ) -> u32 {
+        const BLOCK: usize = 64;
+        let total = p.warmup + p.customers;
+        let period = rebase_period(p.servers);
+        let words = if self.policy == dispatch::POD {
+            effective_choices(p) as usize + 1
+        } else {
+            1
+        };
+        let mut gaps = [0.0f32; BLOCK];
+        let mut services = [0.0f32; BLOCK];
+        let mut routers = [0u32; BLOCK];
+        let mut statuses = [0u32; BLOCK];
+        let mut policy_words = [0u32; BLOCK * (dispatch::MAX_CHOICES as usize + 1)];
+        let mut t = 0.0f32;
+        let mut since_rebase = 0u32;
+        let mut done = 0u32;
+        while done < total {
+            let n = ((total - done) as usize).min(BLOCK);
+            for j in 0..n {
+                gaps[j] = rng.draw(&p.arrival)[0];
+                services[j] = rng.draw(&p.service)[0];
+                routers[j] = if self.k > 1 {
+                    below(rng.streams.next_u32()[0], self.k)
+                } else {
+                    0
+                };
+                for w in &mut policy_words[j * words..(j + 1) * words] {
+                    *w = rng.streams.next_u32()[0];
+                }
+                statuses[j] = rng.status[0];
+            }
+            for j in 0..n {
+                let a = gaps[j];
+                t += a;
+                self.depart_until(t);
+                since_rebase += 1;
+                if since_rebase == period {
+                    self.rebase(t);
+                    t = 0.0;
+                    since_rebase = 0;
+                }
+                let k = routers[j];
+                let mut next = j * words;
+                let mut word = || {
+                    next += 1;
+                    policy_words[next - 1]
+                };
+                let srv = self.choose(p, k, &mut word).unwrap_or(0);
+                if self.heap_n == self.h {
+                    return statuses[j] | rep_status::QUEUE_OVERFLOW;
+                }
+                let wait = self.dispatch_now(t, k, srv, services[j]);
+                if done >= p.warmup {
+                    rec.record(hist, 1, &[wait], &[services[j]], &[a]);
+                }
+                done += 1;
+            }
+        }
+        rng.status[0]
+    }
+
+    /// `central` with several routers: a request may wait at its router and
+    /// is dispatched when one of the router's requests leaves; the policy's
+    /// word is drawn only when the router has a server to choose from.
+    fn run_central(
+        mut self,
+        p: &PointParams,
+        rng: &mut Sampler<'_, 1>,
+        rec: &mut Recorders<1>,
+        hist: &mut [u32],
+    ) -> u32 {
         let total = p.warmup + p.customers;
         let period = rebase_period(p.servers);
         let (r, h) = (self.r, self.h);
@@ -410,7 +548,6 @@ impl<'s> System<'s> {
         let mut since_rebase = 0u32;
         // Requests dispatched so far (warm-up included).
         let mut done = 0u32;
-        let mut status = 0u32;
         let mut record = |done: &mut u32, wait: f32, service: f32, gap: f32| {
             if *done >= p.warmup {
                 rec.record(hist, 1, &[wait], &[service], &[gap]);
@@ -420,19 +557,18 @@ impl<'s> System<'s> {
         'arrivals: while done < total {
             let a = rng.draw(&p.arrival)[0];
             t += a;
-            since_rebase += 1;
-            if since_rebase == period {
-                self.rebase(t);
-                t = 0.0;
-                since_rebase = 0;
-            }
-            // Departures up to now, in time order.
+            // Departures up to now, in time order (before a rebase, which
+            // clamps the free-at times of idle servers to the new epoch).
             while self.heap_n > 0 && self.s.heap[0].0 <= t {
                 let (dt, tag) = self.pop();
-                let (k, srv) = if self.k > 1 { (tag / r, tag % r) } else { (0, tag) };
+                let (k, srv) = if self.k > 1 {
+                    (tag / r, tag % r)
+                } else {
+                    (0, tag)
+                };
                 self.dec(k, srv);
                 let ku = k as usize;
-                if self.policy == dispatch::CENTRAL && self.s.q_len[ku] > 0 {
+                if self.s.q_len[ku] > 0 {
                     // The router's oldest waiting request goes where this one was.
                     let slot = (k * h + self.s.q_head[ku]) as usize;
                     let (arrived, service, gap) =
@@ -450,30 +586,30 @@ impl<'s> System<'s> {
                     }
                 }
             }
+            since_rebase += 1;
+            if since_rebase == period {
+                self.rebase(t);
+                t = 0.0;
+                since_rebase = 0;
+            }
             let service = rng.draw(&p.service)[0];
             let k = if self.k > 1 {
                 below(rng.streams.next_u32()[0], self.k)
             } else {
                 0
             };
-            match self.choose(&mut rng, p, k) {
+            match self.choose(p, k, &mut || rng.streams.next_u32()[0]) {
                 Some(srv) => {
                     if self.heap_n == h {
-                        status |= rep_status::QUEUE_OVERFLOW;
-                        break;
+                        return rng.status[0] | rep_status::QUEUE_OVERFLOW;
                     }
-                    let wait = (self.s.free[srv as usize] - t).max(0.0);
-                    let leaves = t + wait + service;
-                    self.s.free[srv as usize] = leaves;
-                    self.push(leaves, k * r + srv);
-                    self.inc(k, srv);
+                    let wait = self.dispatch_now(t, k, srv, service);
                     record(&mut done, wait, service, a);
                 }
                 None => {
                     let ku = k as usize;
                     if self.s.q_len[ku] == h {
-                        status |= rep_status::QUEUE_OVERFLOW;
-                        break;
+                        return rng.status[0] | rep_status::QUEUE_OVERFLOW;
                     }
                     let slot = (k * h + (self.s.q_head[ku] + self.s.q_len[ku]) % h) as usize;
                     self.s.q_arr[slot] = t;
@@ -483,9 +619,7 @@ impl<'s> System<'s> {
                 }
             }
         }
-        let [mut res] = rec.finish(p.customers, rng.status);
-        res.status |= status;
-        res
+        rng.status[0]
     }
 }
 
@@ -500,16 +634,23 @@ pub fn gpu_loops_per_customer(p: &PointParams) -> u64 {
     if p.route_n == dispatch::LWL {
         return r + r.div_ceil(period) + 2;
     }
+    // Requests in the system: at most the capacity, and far fewer at any
+    // load that is not about to overflow; a pass that runs past the driver's
+    // limit anyway is caught (the kernel flags it) rather than wrong.
     let h = u64::from(dispatch::capacity(p.servers.max(1)));
-    let depth = 64 - h.leading_zeros() as u64;
+    let in_system = h.min(4 * r + 512);
+    let depth = 64 - in_system.leading_zeros() as u64;
     let d = u64::from(effective_choices(p));
-    let pod = if p.route_n == dispatch::POD { d * d + 2 * d } else { 0 };
-    let k = u64::from(p.routers.max(1));
-    let rebase = (r + h + if p.route_n == dispatch::CENTRAL { k * h } else { 0 }).div_ceil(period);
+    let pod = if p.route_n == dispatch::POD {
+        d * d + 2 * d
+    } else {
+        0
+    };
+    let routers = if p.route_n == dispatch::CENTRAL {
+        u64::from(p.routers.max(1))
+    } else {
+        0
+    };
+    let rebase = (r + in_system + routers).div_ceil(period);
     3 * (2 * depth + 2) + depth + pod + rebase + 2
-}
-
-/// Loop iterations of the GPU kernel's set-up (state initialisation).
-pub fn gpu_setup_loops(p: &PointParams) -> u64 {
-    dispatch::state_words(p)
 }

@@ -1,0 +1,970 @@
+//! The dynamic dispatch policies (`jsq`, `pod`, `jiq`, `lwl`, several
+//! routers) against an independent reference and against theory.
+//!
+//! The reference (`Reference` below) is an obviously-correct event-by-event
+//! simulator written for this test only: f64 times, every server a
+//! `VecDeque` of the departure times of the requests it holds (tagged with
+//! the router that sent them), decisions by linear scans, and its own random
+//! numbers (`rand`'s StdRng), so it shares nothing with the engine but the
+//! model. The engine runs through the real path (spec text → grid points →
+//! `sweep::prepare` → CPU engine), and the two must agree in distribution:
+//! mean wait, P(wait > 0) and the wait percentiles, each within 4 combined
+//! standard errors (from the replications for means, from 16 sections for
+//! percentiles) plus 1% for the engine's histogram resolution. Seeds are
+//! fixed, so the tests are deterministic.
+//!
+//! Theory: `lwl` reproduces `central` replication by replication (same
+//! streams); `jsq` with one server is M/M/1; `pod` with d = 2 at R = 1000 is
+//! within 2% of the mean-field limit of the mean sojourn time (see
+//! `analytic::mean_field_pod` for its derivation); one router changes
+//! nothing. The GPU kernel must reproduce the CPU twin replication by
+//! replication.
+
+mod common;
+
+use std::collections::VecDeque;
+use std::path::Path;
+
+use qsweep::contract::RepResult;
+use qsweep::contract::{dispatch, kernel, law_kind, rep_status, thinning, Law, PointParams};
+use qsweep::engine::cpu::CpuEngine;
+use qsweep::engine::schedule::tiles_for_point;
+use qsweep::engine::{Batch, Engine};
+use qsweep::spec::{GridPoint, Spec};
+use qsweep::stats::{point_stats, PointStats};
+use qsweep::sweep;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+// ---------------------------------------------------------------------------
+// The reference simulator.
+
+#[derive(Clone, Copy, Debug)]
+enum RefLaw {
+    Exp {
+        mean: f64,
+    },
+    /// Two exponential phases with balanced means (as `hyperexp(scv=,mean=)`).
+    HyperExp {
+        scv: f64,
+        mean: f64,
+    },
+    Erlang {
+        k: u32,
+        mean: f64,
+    },
+    Uniform {
+        lo: f64,
+        hi: f64,
+    },
+}
+
+impl RefLaw {
+    fn sample(self, rng: &mut StdRng) -> f64 {
+        let exp = |rng: &mut StdRng, mean: f64| -mean * (1.0 - rng.random::<f64>()).ln();
+        match self {
+            RefLaw::Exp { mean } => exp(rng, mean),
+            RefLaw::HyperExp { scv, mean } => {
+                let r = ((scv - 1.0) / (scv + 1.0)).sqrt();
+                let p1 = (1.0 + r) / 2.0;
+                if rng.random::<f64>() < p1 {
+                    exp(rng, mean / (2.0 * p1))
+                } else {
+                    exp(rng, mean / (2.0 * (1.0 - p1)))
+                }
+            }
+            RefLaw::Erlang { k, mean } => (0..k).map(|_| exp(rng, mean / f64::from(k))).sum(),
+            RefLaw::Uniform { lo, hi } => lo + (hi - lo) * rng.random::<f64>(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum RefPolicy {
+    Jsq,
+    Pod(usize),
+    Jiq,
+    Lwl,
+    Central,
+}
+
+/// One configuration of the reference.
+#[derive(Clone, Copy, Debug)]
+struct Reference {
+    policy: RefPolicy,
+    servers: usize,
+    routers: usize,
+    arrival: RefLaw,
+    service: RefLaw,
+    warmup: usize,
+    customers: usize,
+}
+
+impl Reference {
+    /// The recorded waits of one replication, in dispatch order.
+    fn replication(&self, rng: &mut StdRng) -> Vec<f64> {
+        let r = self.servers;
+        // Per server: (departure time, router) of each request it holds, FIFO.
+        let mut servers: Vec<VecDeque<(f64, usize)>> = vec![VecDeque::new(); r];
+        // Per router (central): (arrival time, service) of waiting requests.
+        let mut queues: Vec<VecDeque<(f64, f64)>> = vec![VecDeque::new(); self.routers];
+        let total = self.warmup + self.customers;
+        let mut waits = Vec::with_capacity(self.customers);
+        let mut done = 0;
+        let mut record = |done: &mut usize, w: f64| {
+            if *done >= self.warmup {
+                waits.push(w);
+            }
+            *done += 1;
+        };
+        // When server s's queue empties (its last departure), or `now`.
+        let free_at = |q: &VecDeque<(f64, usize)>, now: f64| q.back().map_or(now, |b| b.0.max(now));
+        let mut t = 0.0;
+        'arrivals: while done < total {
+            t += self.arrival.sample(rng);
+            // Departures up to t, earliest first.
+            loop {
+                let mut next: Option<(f64, usize)> = None;
+                for (s, q) in servers.iter().enumerate() {
+                    if let Some(&(d, _)) = q.front() {
+                        if d <= t && next.is_none_or(|(nd, _)| d < nd) {
+                            next = Some((d, s));
+                        }
+                    }
+                }
+                let Some((d, s)) = next else { break };
+                let (_, k) = servers[s].pop_front().unwrap();
+                if self.policy == RefPolicy::Central {
+                    // Router k now believes s idle: its oldest waiting request goes there.
+                    if let Some((arrived, service)) = queues[k].pop_front() {
+                        let start = free_at(&servers[s], d);
+                        servers[s].push_back((start + service, k));
+                        record(&mut done, start - arrived);
+                        if done == total {
+                            break 'arrivals;
+                        }
+                    }
+                }
+            }
+            let service = self.service.sample(rng);
+            let k = if self.routers > 1 {
+                rng.random_range(0..self.routers)
+            } else {
+                0
+            };
+            // What router k knows: how many of its own requests each server holds.
+            let own: Vec<usize> = servers
+                .iter()
+                .map(|q| q.iter().filter(|e| e.1 == k).count())
+                .collect();
+            let uniform_among =
+                |rng: &mut StdRng, set: &[usize]| set[rng.random_range(0..set.len())];
+            let fewest = |rng: &mut StdRng, set: &[usize]| {
+                let m = set.iter().map(|&s| own[s]).min().unwrap();
+                let ties: Vec<usize> = set.iter().copied().filter(|&s| own[s] == m).collect();
+                uniform_among(rng, &ties)
+            };
+            let all: Vec<usize> = (0..r).collect();
+            let idle: Vec<usize> = all.iter().copied().filter(|&s| own[s] == 0).collect();
+            let s = match self.policy {
+                RefPolicy::Jsq => fewest(rng, &all),
+                RefPolicy::Pod(d) => {
+                    let sample = rand::seq::index::sample(rng, r, d.min(r)).into_vec();
+                    fewest(rng, &sample)
+                }
+                RefPolicy::Jiq if !idle.is_empty() => uniform_among(rng, &idle),
+                RefPolicy::Jiq => uniform_among(rng, &all),
+                RefPolicy::Lwl => {
+                    let free: Vec<f64> = servers.iter().map(|q| free_at(q, t)).collect();
+                    (0..r).min_by(|&a, &b| free[a].total_cmp(&free[b])).unwrap()
+                }
+                RefPolicy::Central if !idle.is_empty() => uniform_among(rng, &idle),
+                RefPolicy::Central => {
+                    queues[k].push_back((t, service));
+                    continue;
+                }
+            };
+            let start = free_at(&servers[s], t);
+            servers[s].push_back((start + service, k));
+            record(&mut done, start - t);
+        }
+        waits
+    }
+
+    fn run(&self, reps: usize, seed: u64) -> Summary {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let runs: Vec<Vec<f64>> = (0..reps).map(|_| self.replication(&mut rng)).collect();
+        Summary::from_waits(&runs)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Summaries and comparisons.
+
+/// Mean wait and P(wait > 0) with standard errors over replications, and
+/// wait percentiles (p50, p90, p99) with standard errors over 16 sections.
+#[derive(Debug)]
+struct Summary {
+    mean: (f64, f64),
+    p_wait: (f64, f64),
+    pct: [(f64, f64); 3],
+}
+
+const QS: [f64; 3] = [0.5, 0.9, 0.99];
+/// Index of each of QS in `stats::WAIT_PERCENTILES`.
+const QS_IN_STATS: [usize; 3] = [0, 1, 3];
+/// Student t (15 dof) 0.975 quantile: sectioning CIs of 16 batches.
+const T15: f64 = 2.131_45;
+
+fn mean_se(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let m = xs.iter().sum::<f64>() / n;
+    let var = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0);
+    (m, (var / n).sqrt())
+}
+
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    let i = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i]
+}
+
+impl Summary {
+    fn from_waits(runs: &[Vec<f64>]) -> Summary {
+        let means: Vec<f64> = runs
+            .iter()
+            .map(|w| w.iter().sum::<f64>() / w.len() as f64)
+            .collect();
+        let waited: Vec<f64> = runs
+            .iter()
+            .map(|w| w.iter().filter(|&&x| x > 0.0).count() as f64 / w.len() as f64)
+            .collect();
+        let mut pooled: Vec<f64> = runs.concat();
+        pooled.sort_by(f64::total_cmp);
+        let sections = 16;
+        let per = runs.len() / sections;
+        let pct = QS.map(|q| {
+            let batch_q: Vec<f64> = (0..sections)
+                .map(|b| {
+                    let mut w: Vec<f64> = runs[b * per..(b + 1) * per].concat();
+                    w.sort_by(f64::total_cmp);
+                    quantile(&w, q)
+                })
+                .collect();
+            (quantile(&pooled, q), mean_se(&batch_q).1)
+        });
+        Summary {
+            mean: mean_se(&means),
+            p_wait: mean_se(&waited),
+            pct,
+        }
+    }
+
+    fn from_engine(reps: &[RepResult], stats: &PointStats) -> Summary {
+        let col = |f: fn(&RepResult) -> f32| -> Vec<f64> {
+            reps.iter().map(|r| f64::from(f(r))).collect()
+        };
+        Summary {
+            mean: mean_se(&col(|r| r.mean_wait)),
+            p_wait: mean_se(&col(|r| r.p_wait)),
+            pct: QS_IN_STATS.map(|i| {
+                (
+                    stats.wait_pct[i],
+                    stats.wait_pct_ci95[i].unwrap_or(0.0) / T15,
+                )
+            }),
+        }
+    }
+}
+
+/// |a − b| within 4 combined standard errors (+ `slack`), and prints the
+/// comparison.
+fn agree(what: &str, a: (f64, f64), b: (f64, f64), slack: f64) {
+    let se = (a.1 * a.1 + b.1 * b.1).sqrt();
+    let line = format!(
+        "{what}: engine {:.5} ± {:.5}, reference {:.5} ± {:.5} (diff {:+.2} se)",
+        a.0,
+        a.1,
+        b.0,
+        b.1,
+        (a.0 - b.0) / se.max(1e-300)
+    );
+    eprintln!("{line}");
+    assert!((a.0 - b.0).abs() <= 4.0 * se + slack, "{line}");
+}
+
+/// Every point of a spec on the CPU engine: grid point, replications, statistics.
+fn engine_points(toml: &str) -> Vec<(GridPoint, Vec<RepResult>, PointStats)> {
+    let spec = Spec::from_toml_str(toml, "test", Path::new("."))
+        .unwrap_or_else(|e| panic!("test spec rejected: {e}\n{toml}"));
+    let (prepared, table) = sweep::prepare(&spec, spec.points());
+    let mut engine = CpuEngine::new(0);
+    prepared
+        .iter()
+        .map(|p| {
+            let params = [p.params];
+            let (tiles, slots) = tiles_for_point(0, spec.run.reps, 0);
+            let batch = Batch {
+                params: &params,
+                tiles: &tiles,
+                table: &table,
+                slots,
+            };
+            let out = engine.run(&batch).unwrap();
+            let per = out.hist.len() / slots as usize;
+            let batches: Vec<&[u64]> = out.hist.chunks(per).collect();
+            let stats = point_stats(&out.reps, &batches, p.scale);
+            (p.grid.clone(), out.reps, stats)
+        })
+        .collect()
+}
+
+fn spec_text(
+    routing: &str,
+    extra: &str,
+    servers: u32,
+    rho: f64,
+    arrival: &str,
+    service: &str,
+    run: &str,
+) -> String {
+    format!(
+        "[sweep]\nrouting = [\"{routing}\"]\n{extra}servers = [{servers}]\narrival = [\"{arrival}\"]\n\
+         rho = [{rho}]\nservice = [\"{service}\"]\n\n[run]\n{run}\n"
+    )
+}
+
+/// The engine and the reference agree in distribution on one configuration.
+fn check_against_reference(
+    routing: &str,
+    extra: &str,
+    reference: Reference,
+    rho: f64,
+    arrival: &str,
+    service: &str,
+) {
+    let reps = 32;
+    let run = format!(
+        "reps = {reps}\ncustomers = {}\nwarmup = {}\nseed = 77",
+        reference.customers, reference.warmup
+    );
+    let toml = spec_text(
+        routing,
+        extra,
+        reference.servers as u32,
+        rho,
+        arrival,
+        service,
+        &run,
+    );
+    let points = engine_points(&toml);
+    assert_eq!(points.len(), 1);
+    let (g, reps_out, stats) = &points[0];
+    assert!(
+        reps_out.iter().all(|r| r.status == 0),
+        "{routing}: failed replications"
+    );
+    let eng = Summary::from_engine(reps_out, stats);
+    let refs = reference.run(
+        reps,
+        0x5EED_0000 + g.index as u64 + reference.servers as u64,
+    );
+    let name = format!(
+        "{routing} {extra}R={} rho={rho} {arrival}/{service}",
+        reference.servers
+    )
+    .replace('\n', " ");
+    // Informative: the means are known to a few per cent.
+    assert!(
+        refs.mean.1 <= 0.05 * refs.mean.0.max(1e-3),
+        "{name}: reference too noisy {refs:?}"
+    );
+    agree(&format!("{name} mean wait"), eng.mean, refs.mean, 0.0);
+    agree(&format!("{name} P(wait>0)"), eng.p_wait, refs.p_wait, 0.0);
+    for (i, q) in QS.iter().enumerate() {
+        let slack = 0.01 * refs.pct[i].0 + 1e-9;
+        agree(
+            &format!("{name} p{}", q * 100.0),
+            eng.pct[i],
+            refs.pct[i],
+            slack,
+        );
+    }
+}
+
+fn reference(
+    policy: RefPolicy,
+    servers: usize,
+    routers: usize,
+    rho: f64,
+    service: RefLaw,
+) -> Reference {
+    let mean = match service {
+        RefLaw::Exp { mean } | RefLaw::HyperExp { mean, .. } | RefLaw::Erlang { mean, .. } => mean,
+        RefLaw::Uniform { lo, hi } => 0.5 * (lo + hi),
+    };
+    Reference {
+        policy,
+        servers,
+        routers,
+        arrival: RefLaw::Exp {
+            mean: mean / (rho * servers as f64),
+        },
+        service,
+        warmup: 2_000,
+        customers: 20_000,
+    }
+}
+
+const EXP1: RefLaw = RefLaw::Exp { mean: 1.0 };
+
+// ---------------------------------------------------------------------------
+// The reference itself, against exact theory.
+
+#[test]
+fn reference_simulator_matches_exact_queues() {
+    // One server under jsq: M/M/1 at rho 0.8, E[W] = rho/(1 − rho) = 4.
+    let mut r = reference(RefPolicy::Jsq, 1, 1, 0.8, EXP1);
+    r.customers = 40_000;
+    r.warmup = 4_000;
+    let s = r.run(32, 1);
+    eprintln!("reference M/M/1: {:?}", s.mean);
+    assert!((s.mean.0 - 4.0).abs() <= 4.0 * s.mean.1, "{s:?}");
+    assert!((s.p_wait.0 - 0.8).abs() <= 4.0 * s.p_wait.1, "{s:?}");
+    // lwl and central with one router: M/M/4 at rho 0.85 (Erlang C).
+    let exact = qsweep::analytic::mmc_mean_wait(4, 3.4, 1.0);
+    for policy in [RefPolicy::Lwl, RefPolicy::Central] {
+        let s = reference(policy, 4, 1, 0.85, EXP1).run(32, 2);
+        eprintln!("reference {policy:?} M/M/4: {:?} vs {exact}", s.mean);
+        assert!(
+            (s.mean.0 - exact).abs() <= 4.0 * s.mean.1,
+            "{policy:?} {s:?}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The engine against the reference, policy by policy.
+
+#[test]
+fn jsq_matches_reference() {
+    check_against_reference(
+        "jsq",
+        "",
+        reference(RefPolicy::Jsq, 4, 1, 0.9, EXP1),
+        0.9,
+        "exp",
+        "exp(mean=1)",
+    );
+    let hx = RefLaw::HyperExp {
+        scv: 4.0,
+        mean: 1.0,
+    };
+    check_against_reference(
+        "jsq",
+        "",
+        reference(RefPolicy::Jsq, 3, 1, 0.8, hx),
+        0.8,
+        "exp",
+        "hyperexp(scv=4,mean=1)",
+    );
+}
+
+#[test]
+fn pod_matches_reference() {
+    check_against_reference(
+        "pod",
+        "",
+        reference(RefPolicy::Pod(2), 6, 1, 0.9, EXP1),
+        0.9,
+        "exp",
+        "exp(mean=1)",
+    );
+    let u = RefLaw::Uniform { lo: 0.5, hi: 1.5 };
+    check_against_reference(
+        "pod",
+        "choices = [3]\n",
+        reference(RefPolicy::Pod(3), 8, 1, 0.85, u),
+        0.85,
+        "exp",
+        "uniform(min=0.5,max=1.5)",
+    );
+}
+
+#[test]
+fn jiq_matches_reference() {
+    check_against_reference(
+        "jiq",
+        "",
+        reference(RefPolicy::Jiq, 5, 1, 0.9, EXP1),
+        0.9,
+        "exp",
+        "exp(mean=1)",
+    );
+}
+
+#[test]
+fn lwl_matches_reference() {
+    let mut r = reference(RefPolicy::Lwl, 4, 1, 0.9, EXP1);
+    r.arrival = RefLaw::Erlang {
+        k: 3,
+        mean: 1.0 / (0.9 * 4.0),
+    };
+    check_against_reference("lwl", "", r, 0.9, "erlang(k=3)", "exp(mean=1)");
+}
+
+#[test]
+fn several_routers_match_reference() {
+    for (routing, policy) in [
+        ("jsq", RefPolicy::Jsq),
+        ("pod", RefPolicy::Pod(2)),
+        ("jiq", RefPolicy::Jiq),
+        ("central", RefPolicy::Central),
+    ] {
+        check_against_reference(
+            routing,
+            "routers = [3]\n",
+            reference(policy, 4, 3, 0.85, EXP1),
+            0.85,
+            "exp",
+            "exp(mean=1)",
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Theory.
+
+fn law(kind: u32, p: [f32; 4]) -> Law {
+    Law {
+        kind,
+        p,
+        scale: 1.0,
+        lo: 0.0,
+        hi: f32::MAX,
+        ..Law::default()
+    }
+}
+
+/// A point for the engines directly.
+fn point(index: u32, k: u32, policy: u32, servers: u32, arrival: Law, service: Law) -> PointParams {
+    PointParams {
+        arrival,
+        service,
+        kernel: k,
+        thinning: thinning::NONE,
+        servers,
+        route_n: policy,
+        customers: 3_000,
+        warmup: 300,
+        seed_lo: 4242,
+        seed_hi: 3,
+        point_index: index,
+        inv_hist_scale: 1.0,
+        choices: 2,
+        routers: 1,
+    }
+}
+
+fn run_points(params: &[PointParams], reps: u32, engine: &mut dyn Engine) -> Vec<Vec<RepResult>> {
+    let mut tiles = Vec::new();
+    let mut slots = 0;
+    for i in 0..params.len() as u32 {
+        let (t, n) = tiles_for_point(i, reps, slots);
+        tiles.extend(t);
+        slots += n;
+    }
+    let batch = Batch {
+        params,
+        tiles: &tiles,
+        table: &[0.0],
+        slots,
+    };
+    let out = engine.run(&batch).unwrap();
+    out.reps
+        .chunks(reps as usize)
+        .map(<[RepResult]>::to_vec)
+        .collect()
+}
+
+#[test]
+fn lwl_equals_central_replication_by_replication() {
+    // lwl consumes the words central does (interarrival, service) and does
+    // the same f32 operations, so the results are bit for bit the same.
+    let weibull = Law {
+        lo: 0.01,
+        hi: 30.0,
+        ..law(law_kind::WEIBULL, [0.3, 1.0 / 0.46, 0.0, 0.0])
+    };
+    let mut params = Vec::new();
+    for (servers, service, mean_service) in [
+        (2, law(law_kind::EXP, [1.0, 0.0, 0.0, 0.0]), 1.0f32),
+        (7, law(law_kind::EXP, [1.0, 0.0, 0.0, 0.0]), 1.0),
+        (64, weibull, 0.5),
+        (300, law(law_kind::EXP, [1.0, 0.0, 0.0, 0.0]), 1.0),
+    ] {
+        // rho = 0.95 (Weibull: roughly).
+        let arrival = law(
+            law_kind::EXP,
+            [mean_service / (0.95 * servers as f32), 0.0, 0.0, 0.0],
+        );
+        let index = params.len() as u32;
+        params.push(point(
+            index,
+            kernel::KIEFER_WOLFOWITZ,
+            0,
+            servers,
+            arrival,
+            service,
+        ));
+        params.push(point(
+            index,
+            kernel::DISPATCH,
+            dispatch::LWL,
+            servers,
+            arrival,
+            service,
+        ));
+    }
+    let out = run_points(&params, 40, &mut CpuEngine::new(0));
+    for pair in out.chunks(2) {
+        let (central, lwl) = (&pair[0], &pair[1]);
+        assert!(central.iter().any(|r| r.p_wait > 0.0));
+        for (rep, (c, l)) in central.iter().zip(lwl).enumerate() {
+            assert_eq!(c, l, "rep {rep}");
+        }
+    }
+}
+
+#[test]
+fn jsq_pod_jiq_with_one_server_are_mm1() {
+    let toml = "[sweep]\nrouting = [\"jsq\", \"pod\", \"jiq\"]\nservers = [1]\nrho = [0.8]\n\
+                service = [\"exp(mean=1)\"]\n\n[run]\nreps = 64\ncustomers = 60000\nwarmup = 6000\nseed = 5\n";
+    let points = common::simulate(toml, &mut CpuEngine::new(0));
+    assert_eq!(points.len(), 3);
+    for (g, s, b) in &points {
+        assert_eq!(b.method, "exact:mm1", "{}", common::describe(g));
+        common::assert_clean(g, s, 64, 60_000);
+        common::assert_mean_matches(g, s, b.mean_wait.unwrap(), 0.05);
+        common::assert_p99_matches(g, s, b.p99_wait.unwrap(), 0.05);
+        assert!(
+            (s.p_wait - 0.8).abs() < 0.01,
+            "{}: P(wait>0) {}",
+            common::describe(g),
+            s.p_wait
+        );
+    }
+}
+
+#[test]
+fn pod_approaches_the_mean_field_limit() {
+    // Power of two choices at R = 1000: the mean sojourn time is within 2% of
+    // the mean-field limit T = Σ_{i≥1} rho^(2^i − 2) (analytic::mean_field_pod).
+    for (d, rho) in [(2u32, 0.9f64), (2, 0.95), (3, 0.9)] {
+        let toml = format!(
+            "[sweep]\nrouting = [\"pod\"]\nchoices = [{d}]\nservers = [1000]\nrho = [{rho}]\n\
+             service = [\"exp(mean=1)\"]\n\n[run]\nreps = 8\ncustomers = 200000\nwarmup = 60000\nseed = 9\n"
+        );
+        let points = common::simulate(&toml, &mut CpuEngine::new(0));
+        let (g, s, b) = &points[0];
+        assert_eq!(b.method, "approx:mean_field_pod");
+        let df = f64::from(d);
+        let t: f64 = (1..40)
+            .map(|i| rho.powf((df.powi(i) - df) / (df - 1.0)))
+            .sum();
+        assert!((b.mean_wait.unwrap() - (t - 1.0)).abs() < 1e-9);
+        let err = (s.mean_sojourn - t) / t;
+        eprintln!(
+            "pod d={d} rho={rho} R=1000: mean sojourn {:.5} ± {:.5}, mean field {t:.5}, rel err {err:+.4}; \
+             mean wait {:.5} vs {:.5}",
+            s.mean_sojourn,
+            s.mean_sojourn_ci95.unwrap(),
+            s.mean_wait,
+            t - 1.0
+        );
+        common::assert_clean(g, s, 8, 200_000);
+        assert!(err.abs() < 0.02, "{}", common::describe(g));
+    }
+}
+
+#[test]
+fn one_router_changes_nothing() {
+    // The routers axis at its default and written out as 1 give the same
+    // engine parameters for every policy (so the same results), and central
+    // with one router stays the central queue's kernel.
+    let text = |extra: &str| {
+        format!(
+            "[sweep]\nrouting = [\"random\", \"round_robin\", \"central\", \"jsq\", \"pod\", \"jiq\", \"lwl\"]\n\
+             {extra}servers = [1, 5]\nrho = [0.7]\nservice = [\"exp(mean=1)\"]\n"
+        )
+    };
+    let params = |toml: &str| {
+        let spec = Spec::from_toml_str(toml, "test", Path::new(".")).unwrap();
+        let (prepared, _) = sweep::prepare(&spec, spec.points());
+        prepared.iter().map(|p| p.params).collect::<Vec<_>>()
+    };
+    let default = params(&text(""));
+    assert_eq!(default.len(), 14);
+    assert_eq!(default, params(&text("routers = [1]\n")));
+    assert_eq!(default, params(&text("routers = 1\nchoices = 2\n")));
+    for p in &default[..6] {
+        assert_ne!(p.kernel, kernel::DISPATCH, "{p:?}");
+    }
+    for p in &default[6..] {
+        assert_eq!((p.kernel, p.routers), (kernel::DISPATCH, 1), "{p:?}");
+    }
+    // Several routers for central: the dispatch kernel; for random: unchanged.
+    let spec = Spec::from_toml_str(
+        "[sweep]\nrouting = [\"random\", \"central\"]\nrouters = [1, 3]\nservers = [4]\nrho = [0.7]\nservice = [\"exp(mean=1)\"]\n",
+        "test",
+        Path::new("."),
+    )
+    .unwrap();
+    let points = spec.points();
+    let summary: Vec<_> = points
+        .iter()
+        .map(|g| (g.routing.name(), g.routers))
+        .collect();
+    assert_eq!(summary, [("random", 1), ("central", 1), ("central", 3)]);
+    let (prepared, _) = sweep::prepare(&spec, points);
+    assert_eq!(prepared[1].params.kernel, kernel::KIEFER_WOLFOWITZ);
+    assert_eq!(
+        (
+            prepared[2].params.kernel,
+            prepared[2].params.route_n,
+            prepared[2].params.routers
+        ),
+        (kernel::DISPATCH, dispatch::CENTRAL, 3)
+    );
+}
+
+#[test]
+fn dispatch_central_with_one_router_is_the_central_queue() {
+    // The router-queue code path with K = 1 is a central FCFS queue (M/M/5
+    // at rho 0.9 here): it must agree with Erlang C and with the
+    // Kiefer–Wolfowitz kernel in distribution (other words, so not
+    // replication by replication). Requests that wait are dispatched at the
+    // departure that frees their server, which makes this the sharpest test
+    // of the event order around the epoch rebase.
+    let exp = law(law_kind::EXP, [1.0, 0.0, 0.0, 0.0]);
+    let arrival = law(law_kind::EXP, [1.0 / (0.9 * 5.0), 0.0, 0.0, 0.0]);
+    let mut a = point(0, kernel::KIEFER_WOLFOWITZ, 0, 5, arrival, exp);
+    let mut b = point(1, kernel::DISPATCH, dispatch::CENTRAL, 5, arrival, exp);
+    for p in [&mut a, &mut b] {
+        p.customers = 40_000;
+        p.warmup = 4_000;
+    }
+    let out = run_points(&[a, b], 128, &mut CpuEngine::new(0));
+    let col = |reps: &[RepResult], f: fn(&RepResult) -> f32| {
+        mean_se(&reps.iter().map(|r| f64::from(f(r))).collect::<Vec<_>>())
+    };
+    let exact = qsweep::analytic::mmc_mean_wait(5, 4.5, 1.0);
+    let c = qsweep::analytic::erlang_c(5, 4.5);
+    agree(
+        "KW vs dispatch central K=1 mean wait",
+        col(&out[1], |r| r.mean_wait),
+        col(&out[0], |r| r.mean_wait),
+        0.0,
+    );
+    agree(
+        "dispatch central K=1 vs Erlang C mean wait",
+        col(&out[1], |r| r.mean_wait),
+        (exact, 0.0),
+        0.0,
+    );
+    agree(
+        "dispatch central K=1 vs Erlang C P(wait>0)",
+        col(&out[1], |r| r.p_wait),
+        (c, 0.0),
+        0.0,
+    );
+}
+
+#[test]
+fn overflowing_queues_are_an_error_naming_the_point() {
+    // jsq with one server at rho 1.5 grows without bound and outgrows the
+    // capacity (2 R + 2048 requests) within 20000 customers.
+    let toml = "[sweep]\nrouting = [\"jsq\"]\nservers = [1]\nrho = [0.5, 1.5]\nservice = [\"exp(mean=1)\"]\n\n\
+                [run]\nreps = 4\ncustomers = 20000\nwarmup = 0\nallow_unstable = true\n";
+    let spec = Spec::from_toml_str(toml, "test", Path::new(".")).unwrap();
+    let (prepared, table) = sweep::prepare(&spec, spec.points());
+    let mut seen = Vec::new();
+    let err = sweep::run_points(
+        &prepared,
+        &table,
+        4,
+        &mut CpuEngine::new(0),
+        &mut |r: sweep::PointResult| {
+            seen.push(r.point.grid.index);
+            Ok(())
+        },
+    )
+    .unwrap_err();
+    let msg = format!("{err:#}");
+    eprintln!("{msg}");
+    assert_eq!(
+        seen,
+        [0],
+        "the stable point is reported, the overflowing one is not"
+    );
+    assert!(msg.contains("grid point 1 (routing=jsq servers=1"), "{msg}");
+    assert!(
+        msg.contains("capacity of 2050 in 4 of 4 replications"),
+        "{msg}"
+    );
+    // The engine flags the replications.
+    let out = run_points(&[prepared[1].params], 4, &mut CpuEngine::new(1));
+    assert!(out[0]
+        .iter()
+        .all(|r| r.status & rep_status::QUEUE_OVERFLOW != 0));
+}
+
+// ---------------------------------------------------------------------------
+// The GPU kernel against its CPU twin.
+
+fn close(a: f32, b: f32, rel: f32) -> bool {
+    (a - b).abs() <= rel * a.abs().max(b.abs()).max(1e-3)
+}
+
+/// Every policy on both engines with the same streams. Laws whose samplers
+/// are exact in f32 on any hardware (uniform with a power-of-two width:
+/// no transcendental functions, products exact) make the two engines take
+/// the same decisions, so every replication must agree to 1e-4 (bit for
+/// bit, in practice). With exponential laws the samplers' logarithms differ
+/// in the last bits between CPU and GPU, and a dispatch decision between two
+/// nearly simultaneous events can then go the other way and send the two
+/// replications down different (equally valid) paths: there most
+/// replications must still agree to 1e-4 and the point means statistically.
+#[test]
+fn gpu_matches_cpu_for_every_policy() {
+    let Some(mut gpu) = common::gpu_or_skip("gpu_matches_cpu_for_every_policy") else {
+        return;
+    };
+    let configs: [(u32, u32, u32, u32); 9] = [
+        // (policy, servers, routers, choices)
+        (dispatch::JSQ, 8, 1, 2),
+        (dispatch::POD, 20, 1, 2),
+        (dispatch::POD, 10, 1, 3),
+        (dispatch::JIQ, 8, 1, 2),
+        (dispatch::LWL, 8, 1, 2),
+        (dispatch::JSQ, 6, 3, 2),
+        (dispatch::POD, 6, 2, 2),
+        (dispatch::JIQ, 6, 2, 2),
+        (dispatch::CENTRAL, 4, 3, 2),
+    ];
+    let mut exact_params = Vec::new();
+    let mut exp_params = Vec::new();
+    for (policy, servers, routers, choices) in configs {
+        let rho = 0.85f32;
+        // Uniform interarrivals on [0, w) with w a power of two, and uniform
+        // service on [a, a + 1) with mean rho · R · w / 2: exact in f32.
+        let width = (2.0 / (rho * servers as f32)).log2().ceil().exp2();
+        let a = rho * servers as f32 * width / 2.0 - 0.5;
+        let exact = |index| PointParams {
+            routers,
+            choices,
+            ..point(
+                index,
+                kernel::DISPATCH,
+                policy,
+                servers,
+                law(law_kind::UNIFORM, [0.0, width, 0.0, 0.0]),
+                law(law_kind::UNIFORM, [a, 1.0, 0.0, 0.0]),
+            )
+        };
+        exact_params.push(exact(exact_params.len() as u32));
+        let expo = |index| PointParams {
+            routers,
+            choices,
+            ..point(
+                index,
+                kernel::DISPATCH,
+                policy,
+                servers,
+                law(law_kind::EXP, [1.0 / (rho * servers as f32), 0.0, 0.0, 0.0]),
+                law(law_kind::EXP, [1.0, 0.0, 0.0, 0.0]),
+            )
+        };
+        exp_params.push(expo(100 + exp_params.len() as u32));
+    }
+    let reps = 64;
+    for (params, exact) in [(&exact_params, true), (&exp_params, false)] {
+        let cpu = run_points(params, reps, &mut CpuEngine::new(0));
+        let gpu_out = run_points(params, reps, &mut gpu);
+        for (i, (c, g)) in cpu.iter().zip(&gpu_out).enumerate() {
+            let p = &params[i];
+            let mut same = 0;
+            for (rep, (a, b)) in c.iter().zip(g).enumerate() {
+                assert_eq!(
+                    (a.status, b.status),
+                    (0, 0),
+                    "policy {} rep {rep}",
+                    p.route_n
+                );
+                assert_eq!(a.customers, b.customers);
+                let agrees = close(a.mean_wait, b.mean_wait, 1e-4)
+                    && close(a.mean_sojourn, b.mean_sojourn, 1e-4)
+                    && close(a.mean_service, b.mean_service, 1e-4);
+                if exact {
+                    assert!(
+                        agrees,
+                        "policy {} servers {} rep {rep}: cpu {a:?} gpu {b:?}",
+                        p.route_n, p.servers
+                    );
+                }
+                same += usize::from(agrees);
+            }
+            let mc = mean_se(&c.iter().map(|r| f64::from(r.mean_wait)).collect::<Vec<_>>());
+            let mg = mean_se(&g.iter().map(|r| f64::from(r.mean_wait)).collect::<Vec<_>>());
+            eprintln!(
+                "policy {} servers {} routers {} ({}): {same}/{reps} replications agree to 1e-4; mean wait cpu {:.5} gpu {:.5}",
+                p.route_n,
+                p.servers,
+                p.routers,
+                if exact { "uniform laws" } else { "exponential laws" },
+                mc.0,
+                mg.0
+            );
+            if !exact {
+                assert!(
+                    same * 4 >= reps as usize * 3,
+                    "policy {}: only {same}/{reps} agree",
+                    p.route_n
+                );
+                agree("gpu vs cpu mean wait", mg, mc, 0.0);
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "throughput measurement: cargo test --test dynamic -- --ignored --nocapture"]
+fn throughput() {
+    let exp1 = law(law_kind::EXP, [1.0, 0.0, 0.0, 0.0]);
+    let mut engines: Vec<(String, Box<dyn Engine>)> =
+        vec![("cpu".into(), Box::new(CpuEngine::new(0)))];
+    if let Some(g) = common::gpu_or_skip("throughput") {
+        engines.push((g.label(), Box::new(g)));
+    }
+    for (label, engine) in &mut engines {
+        for (policy, servers) in [
+            (dispatch::JSQ, 100),
+            (dispatch::POD, 100),
+            (dispatch::JIQ, 100),
+            (dispatch::LWL, 100),
+            (dispatch::JSQ, 1000),
+            (dispatch::POD, 1000),
+            (dispatch::JIQ, 1000),
+        ] {
+            let arrival = law(law_kind::EXP, [1.0 / (0.9 * servers as f32), 0.0, 0.0, 0.0]);
+            let mut p = point(0, kernel::DISPATCH, policy, servers, arrival, exp1);
+            p.customers = 200_000;
+            p.warmup = 0;
+            let reps = 64;
+            run_points(&[p], 2, engine.as_mut());
+            let t = std::time::Instant::now();
+            run_points(&[p], reps, engine.as_mut());
+            let rate = f64::from(reps) * f64::from(p.customers) / t.elapsed().as_secs_f64();
+            eprintln!("{label}: policy {policy} R={servers} rho=0.9: {rate:.3e} customers/s");
+        }
+    }
+}
