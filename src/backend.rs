@@ -22,8 +22,60 @@ pub struct Chosen {
     pub reason: String,
 }
 
+/// Points `auto` calibrates on: the sweep's own (see [`calibration_sample`]),
+/// or the built-in M/M/1 + M/M/8 pair when empty.
+pub struct Sample<'a> {
+    pub params: &'a [PointParams],
+    pub table: &'a [f32],
+}
+
+/// Up to one point per distinct pipeline (kernel, laws, thinning) of a sweep,
+/// shortened for calibration: 2000 customers per replication, no warm-up.
+pub fn calibration_sample(points: &[PointParams]) -> Vec<PointParams> {
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for p in points {
+        let key = (
+            p.kernel,
+            p.arrival.kind,
+            p.service.kind,
+            p.thinning,
+            p.route_n.min(2),
+        );
+        if seen.contains(&key) || out.len() >= 6 {
+            continue;
+        }
+        seen.push(key);
+        let mut q = *p;
+        q.customers = 2_000;
+        q.warmup = 0;
+        q.point_index = out.len() as u32;
+        out.push(q);
+    }
+    out
+}
+
 /// Open the engine `backend` asks for.
 pub fn choose(backend: &str, adapter: Option<&str>, threads: usize) -> Result<Chosen> {
+    choose_for(
+        backend,
+        adapter,
+        threads,
+        &Sample {
+            params: &[],
+            table: &[0.0],
+        },
+    )
+}
+
+/// [`choose`], with `auto` measuring both engines on `sample` (the sweep's
+/// own points) when only a software adapter exists.
+pub fn choose_for(
+    backend: &str,
+    adapter: Option<&str>,
+    threads: usize,
+    sample: &Sample,
+) -> Result<Chosen> {
     let choice = AdapterChoice {
         name: adapter.map(str::to_string),
     };
@@ -42,7 +94,7 @@ pub fn choose(backend: &str, adapter: Option<&str>, threads: usize) -> Result<Ch
                 engine: Box::new(gpu),
             })
         }
-        "auto" => auto(&choice, threads),
+        "auto" => auto(&choice, threads, sample),
         other => Err(UsageError(format!(
             "backend: '{other}' is not a backend; expected one of auto, gpu, cpu"
         ))
@@ -50,7 +102,7 @@ pub fn choose(backend: &str, adapter: Option<&str>, threads: usize) -> Result<Ch
     }
 }
 
-fn auto(choice: &AdapterChoice, threads: usize) -> Result<Chosen> {
+fn auto(choice: &AdapterChoice, threads: usize, sample: &Sample) -> Result<Chosen> {
     let cpu = CpuEngine::new(threads);
     let adapters = list_adapters();
     if adapters.is_empty() {
@@ -80,8 +132,14 @@ fn auto(choice: &AdapterChoice, threads: usize) -> Result<Chosen> {
     }
     // Only a software adapter: measure both.
     let mut cpu = cpu;
-    let cpu_rate = calibrate(&mut cpu)?;
-    let gpu_rate = calibrate(&mut gpu)?;
+    let (cpu_rate, gpu_rate) = if sample.params.is_empty() {
+        (calibrate(&mut cpu)?, calibrate(&mut gpu)?)
+    } else {
+        (
+            calibrate_on(&mut cpu, sample)?,
+            calibrate_on(&mut gpu, sample)?,
+        )
+    };
     let detail = format!(
         "software adapter '{}' measured {:.2e} customers/s, CPU engine ({} threads) {:.2e}",
         gpu.adapter().name,
@@ -100,6 +158,35 @@ fn auto(choice: &AdapterChoice, threads: usize) -> Result<Chosen> {
             engine: Box::new(cpu),
         })
     }
+}
+
+/// Customers/s of `engine` on `sample` (128 replications of each point),
+/// after a warm-up call.
+pub fn calibrate_on(engine: &mut dyn Engine, sample: &Sample) -> Result<f64> {
+    let reps = 128;
+    let mut tiles = Vec::new();
+    let mut slots = 0;
+    for i in 0..sample.params.len() as u32 {
+        let (t, n) = tiles_for_point(i, reps, slots);
+        tiles.extend(t);
+        slots += n;
+    }
+    let batch = Batch {
+        params: sample.params,
+        tiles: &tiles,
+        table: sample.table,
+        slots,
+    };
+    engine.run(&batch)?;
+    let started = Instant::now();
+    engine.run(&batch)?;
+    let secs = started.elapsed().as_secs_f64().max(1e-9);
+    let customers: f64 = sample
+        .params
+        .iter()
+        .map(|p| f64::from(reps) * f64::from(p.customers))
+        .sum();
+    Ok(customers / secs)
 }
 
 /// Customers/s of `engine` on a small mixed batch (one M/M/1 point, one

@@ -170,10 +170,16 @@ pub fn run(args: &RunArgs) -> Result<()> {
         )));
     }
 
-    let chosen = backend::choose(
+    let sample_params: Vec<_> = prepared.iter().map(|p| p.params).collect();
+    let sample_params = backend::calibration_sample(&sample_params);
+    let chosen = backend::choose_for(
         &spec.run.backend,
         spec.run.adapter.as_deref(),
         spec.run.threads,
+        &backend::Sample {
+            params: &sample_params,
+            table: &table,
+        },
     )?;
     say(&format!("qsweep: backend: {}", chosen.reason));
     let mut engine = chosen.engine;
