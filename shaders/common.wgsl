@@ -239,3 +239,27 @@ fn state_load(slot: u32, inv_scale: f32) -> LaneState {
     rec.inv_scale = inv_scale;
     return st;
 }
+
+// The body of every kernel's entry point: one workgroup runs one tile, one
+// invocation one replication (through the kernel's own `simulate`), and the
+// tile's histograms are merged into the slot's at the end of the pass.
+fn run_tile(wg: vec3<u32>, lane: u32) {
+    let local_tile = wg.x + wg.y * info.groups_x;
+    hist_clear(lane);
+    workgroupBarrier();
+    let active_tile = local_tile < info.tiles;
+    var slot = 0u;
+    if (active_tile) {
+        let tile = tiles[info.tile_offset + local_tile];
+        slot = tile.hist_slot;
+        if (lane < tile.rep_count) {
+            let p = params[tile.param_index];
+            let global = (info.tile_offset + local_tile) * TILE_REPS + lane;
+            simulate(p, tile.rep_start + lane, local_tile * TILE_REPS + lane, global);
+        }
+    }
+    workgroupBarrier();
+    if (active_tile) {
+        hist_flush(lane, slot);
+    }
+}

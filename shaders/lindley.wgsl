@@ -40,22 +40,5 @@ fn simulate(p: PointParams, rep: u32, slot: u32, result_index: u32) {
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
-    let local_tile = wg.x + wg.y * info.groups_x;
-    hist_clear(lane);
-    workgroupBarrier();
-    let active_tile = local_tile < info.tiles;
-    var slot = 0u;
-    if (active_tile) {
-        let tile = tiles[info.tile_offset + local_tile];
-        slot = tile.hist_slot;
-        if (lane < tile.rep_count) {
-            let p = params[tile.param_index];
-            let global = (info.tile_offset + local_tile) * TILE_REPS + lane;
-            simulate(p, tile.rep_start + lane, local_tile * TILE_REPS + lane, global);
-        }
-    }
-    workgroupBarrier();
-    if (active_tile) {
-        hist_flush(lane, slot);
-    }
+    run_tile(wg, lane);
 }

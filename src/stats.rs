@@ -15,34 +15,7 @@ use crate::contract::{
     hist_bin_edges, RepResult, HISTS_PER_SLOT, HIST_BINS, HIST_OVERFLOW_BIN, HIST_ZERO_BIN,
 };
 
-/// ln Γ(x) for x > 0 (Lanczos approximation, g = 7, n = 9; Press et al.,
-/// "Numerical Recipes", 3rd ed., §6.1), accurate to ~1e-15 relative.
-pub fn ln_gamma(x: f64) -> f64 {
-    const G: f64 = 7.0;
-    const COEF: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        // Reflection formula.
-        let pi = std::f64::consts::PI;
-        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
-    }
-    let x = x - 1.0;
-    let mut a = COEF[0];
-    let t = x + G + 0.5;
-    for (i, c) in COEF.iter().enumerate().skip(1) {
-        a += c / (x + i as f64);
-    }
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
-}
+pub use crate::dist::ln_gamma;
 
 /// Regularized incomplete beta I_x(a, b) by Lentz's continued fraction
 /// (Numerical Recipes, §6.4).
