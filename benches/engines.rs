@@ -4,10 +4,9 @@
 //! Without a GPU adapter the GPU group is skipped with a note.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use qsweep::bench::{standard_cases, BenchCase};
+use qsweep::bench::standard_cases;
 use qsweep::engine::cpu::CpuEngine;
 use qsweep::engine::gpu::{AdapterChoice, GpuEngine};
-use qsweep::engine::schedule::tiles_for_point;
 use qsweep::engine::{Batch, Engine};
 
 const REPS: u32 = 256;
@@ -17,22 +16,17 @@ fn bench_engine(c: &mut Criterion, group_name: &str, engine: &mut dyn Engine) {
     let mut group = c.benchmark_group(group_name);
     group.sample_size(10);
     for case in standard_cases() {
-        let BenchCase {
-            name,
-            mut params,
-            table,
-        } = case;
-        params.customers = CUSTOMERS;
-        let params = [params];
-        let (tiles, slots) = tiles_for_point(0, REPS, 0);
+        let (params, tiles, slots) = case.parts(REPS, CUSTOMERS);
         let batch = Batch {
             params: &params,
             tiles: &tiles,
-            table: &table,
+            table: &case.table,
             slots,
         };
         group.throughput(Throughput::Elements(u64::from(REPS) * u64::from(CUSTOMERS)));
-        group.bench_function(name, |b| b.iter(|| engine.run(&batch).expect("engine run")));
+        group.bench_function(case.name, |b| {
+            b.iter(|| engine.run(&batch).expect("engine run"))
+        });
     }
     group.finish();
 }

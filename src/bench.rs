@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use crate::contract::{kernel, law_kind, thinning, Law, PointParams};
+use crate::contract::{kernel, law_kind, thinning, Law, PointParams, Tile};
 use crate::engine::schedule::tiles_for_point;
 use crate::engine::{Batch, Engine};
 
@@ -143,33 +143,15 @@ pub fn standard_cases() -> Vec<BenchCase> {
     ]
 }
 
-/// Customers/s of `engine` on `case` with `reps` replications of `customers`
-/// each: one untimed warm-up call, then the best of `repeats` timed calls.
-pub fn measure(
-    engine: &mut dyn Engine,
-    case: &BenchCase,
-    reps: u32,
-    customers: u32,
-    repeats: u32,
-) -> Result<f64> {
-    let mut params = case.params;
-    params.customers = customers;
-    let params = [params];
-    let (tiles, slots) = tiles_for_point(0, reps, 0);
-    let batch = Batch {
-        params: &params,
-        tiles: &tiles,
-        table: &case.table,
-        slots,
-    };
-    engine.run(&batch)?;
-    let mut best = f64::INFINITY;
-    for _ in 0..repeats.max(1) {
-        let t = Instant::now();
-        engine.run(&batch)?;
-        best = best.min(t.elapsed().as_secs_f64());
+impl BenchCase {
+    /// This case as a one-point batch: parameters, tiles and histogram slots
+    /// for `reps` replications of `customers` each.
+    pub fn parts(&self, reps: u32, customers: u32) -> ([PointParams; 1], Vec<Tile>, u32) {
+        let mut params = self.params;
+        params.customers = customers;
+        let (tiles, slots) = tiles_for_point(0, reps, 0);
+        ([params], tiles, slots)
     }
-    Ok(f64::from(reps) * f64::from(customers) / best.max(1e-9))
 }
 
 /// One measured (case, backend) pair.
@@ -225,10 +207,7 @@ pub fn measure_for(engine: &mut dyn Engine, case: &BenchCase, seconds: f64) -> R
     let reps = 1024;
     let mut customers = 2_000u32;
     loop {
-        let mut params = case.params;
-        params.customers = customers;
-        let params = [params];
-        let (tiles, slots) = tiles_for_point(0, reps, 0);
+        let (params, tiles, slots) = case.parts(reps, customers);
         let batch = Batch {
             params: &params,
             tiles: &tiles,

@@ -292,16 +292,10 @@ pub fn run_points_until<'p>(
                 };
                 let started = Instant::now();
                 let out = engine.run(&batch).with_context(|| {
-                    let first = &chunk[pieces[0].point].grid;
-                    let last = &chunk[pieces[pieces.len() - 1].point].grid;
-                    format!(
-                        "{} failed on grid points {}..={} (first: routing={} servers={} lambda={})",
-                        engine.label(),
-                        first.index,
-                        last.index,
-                        first.routing,
-                        first.servers,
-                        first.lambda
+                    crate::sweep::failed_on(
+                        engine,
+                        &chunk[pieces[0].point].grid,
+                        &chunk[pieces[pieces.len() - 1].point].grid,
                     )
                 })?;
                 let seconds = started.elapsed().as_secs_f64();

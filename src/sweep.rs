@@ -237,19 +237,9 @@ pub fn run_points_until<'p>(
             slots,
         };
         let started = Instant::now();
-        let out = engine.run(&batch).with_context(|| {
-            let first = &chunk[0].grid;
-            let last = &chunk[chunk.len() - 1].grid;
-            format!(
-                "{} failed on grid points {}..={} (first: routing={} servers={} lambda={})",
-                engine.label(),
-                first.index,
-                last.index,
-                first.routing,
-                first.servers,
-                first.lambda
-            )
-        })?;
+        let out = engine
+            .run(&batch)
+            .with_context(|| failed_on(engine, &chunk[0].grid, &chunk[chunk.len() - 1].grid))?;
         let seconds = started.elapsed().as_secs_f64();
         let per_slot = (HISTS_PER_SLOT * HIST_BINS) as usize;
         // Tiles of a point are contiguous, so are its results.
@@ -306,4 +296,18 @@ pub(crate) fn check_overflow(p: &PreparedPoint, reps: &[crate::contract::RepResu
         );
     }
     Ok(())
+}
+
+/// The context of an engine error: the engine and the grid points of the
+/// failing call, so the user knows which point to look at.
+pub fn failed_on(engine: &dyn Engine, first: &GridPoint, last: &GridPoint) -> String {
+    format!(
+        "{} failed on grid points {}..={} (first: routing={} servers={} lambda={})",
+        engine.label(),
+        first.index,
+        last.index,
+        first.routing,
+        first.servers,
+        first.lambda
+    )
 }
