@@ -7,6 +7,26 @@
 
 @group(0) @binding(6) var<storage, read_write> heap: array<f32>;
 
+// For small queues (PRIVATE_HEAP, at most PRIVATE_HEAP_SIZE servers) the
+// heap lives in the invocation's private memory during a pass and in `heap`
+// only between passes.
+var<private> pheap: array<f32, PRIVATE_HEAP_SIZE>;
+
+fn hget(i: u32, stride: u32, slot_lane: u32) -> f32 {
+    if (PRIVATE_HEAP) {
+        return pheap[i];
+    }
+    return heap[i * stride + slot_lane];
+}
+
+fn hset(i: u32, v: f32, stride: u32, slot_lane: u32) {
+    if (PRIVATE_HEAP) {
+        pheap[i] = v;
+    } else {
+        heap[i * stride + slot_lane] = v;
+    }
+}
+
 fn rebase_period(servers: u32) -> u32 {
     return max(servers, 32u);
 }
@@ -27,12 +47,17 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
         rng_status = 0u;
         rec_init(p.inv_hist_scale);
         for (var i = 0u; i < c; i++) {
-            heap[i * stride + slot_lane] = 0.0;
+            hset(i, 0.0, stride, slot_lane);
         }
     } else {
         let st = state_load(slot_lane, p.inv_hist_scale);
         t = st.x;
         since_rebase = st.since_rebase;
+        if (PRIVATE_HEAP) {
+            for (var i = 0u; i < c; i++) {
+                pheap[i] = heap[i * stride + slot_lane];
+            }
+        }
     }
     let lk = ln_keep(p);
     let period = rebase_period(p.servers);
@@ -43,13 +68,12 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
         since_rebase += 1u;
         if (since_rebase == period) {
             for (var i = 0u; i < c; i++) {
-                let idx = i * stride + slot_lane;
-                heap[idx] = max(heap[idx] - t, 0.0);
+                hset(i, max(hget(i, stride, slot_lane) - t, 0.0), stride, slot_lane);
             }
             t = 0.0;
             since_rebase = 0u;
         }
-        let free = heap[slot_lane];
+        let free = hget(0u, stride, slot_lane);
         let wait = max(free - t, 0.0);
         let service = draw_service(p.service);
         // Replace the root by the new free-at time, Floyd's way: the hole
@@ -64,15 +88,15 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
             }
             let r = l + 1u;
             var m = l;
-            var hm = heap[l * stride + slot_lane];
+            var hm = hget(l, stride, slot_lane);
             if (r < c) {
-                let hr = heap[r * stride + slot_lane];
+                let hr = hget(r, stride, slot_lane);
                 if (hr < hm) {
                     m = r;
                     hm = hr;
                 }
             }
-            heap[i * stride + slot_lane] = hm;
+            hset(i, hm, stride, slot_lane);
             i = m;
         }
         loop {
@@ -80,14 +104,14 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
                 break;
             }
             let parent = (i - 1u) / 2u;
-            let hp = heap[parent * stride + slot_lane];
+            let hp = hget(parent, stride, slot_lane);
             if (hp <= x) {
                 break;
             }
-            heap[i * stride + slot_lane] = hp;
+            hset(i, hp, stride, slot_lane);
             i = parent;
         }
-        heap[i * stride + slot_lane] = x;
+        hset(i, x, stride, slot_lane);
         if (n >= p.warmup) {
             rec_record(wait, service, a);
         }
@@ -96,6 +120,11 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
         results[result_index] = rec_finish(p.customers);
     } else {
         state_store(slot_lane, t, 0.0, since_rebase);
+        if (PRIVATE_HEAP) {
+            for (var i = 0u; i < c; i++) {
+                heap[i * stride + slot_lane] = pheap[i];
+            }
+        }
     }
 }
 

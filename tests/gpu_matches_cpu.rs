@@ -147,6 +147,16 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
         8,
         2,
     ));
+    // Above PRIVATE_HEAP_SIZE servers the heap stays in storage memory.
+    params.push(point(
+        params.len() as u32,
+        exp_arr,
+        law(law_kind::EXP, 0, [98.0, 0.0, 0.0, 0.0]),
+        kernel::KIEFER_WOLFOWITZ,
+        thinning::NONE,
+        100,
+        1,
+    ));
 
     let reps = 40;
     let mut tiles = Vec::new();

@@ -81,7 +81,13 @@ pub struct Specialization {
     pub arrival: u32,
     pub service: u32,
     pub thinning: u32,
+    /// Kiefer–Wolfowitz with at most [`PRIVATE_HEAP_SIZE`] servers: the heap
+    /// in private memory during a pass.
+    pub private_heap: bool,
 }
+
+/// Largest queue whose heap a kernel keeps in private memory.
+pub const PRIVATE_HEAP_SIZE: u32 = 64;
 
 impl Specialization {
     pub fn of(p: &PointParams) -> Self {
@@ -90,6 +96,7 @@ impl Specialization {
             arrival: p.arrival.kind,
             service: p.service.kind,
             thinning: p.thinning,
+            private_heap: p.kernel == kernel::KIEFER_WOLFOWITZ && p.servers <= PRIVATE_HEAP_SIZE,
         }
     }
 
@@ -109,11 +116,12 @@ impl Specialization {
             _ => KIEFER_WOLFOWITZ_WGSL,
         };
         format!(
-            "{}const ARRIVAL_KIND: u32 = {}u;\nconst SERVICE_KIND: u32 = {}u;\nconst THINNING: u32 = {}u;\n{}\n{}\n{}\n{}\n{body}",
+            "{}const ARRIVAL_KIND: u32 = {}u;\nconst SERVICE_KIND: u32 = {}u;\nconst THINNING: u32 = {}u;\nconst PRIVATE_HEAP: bool = {};\nconst PRIVATE_HEAP_SIZE: u32 = {PRIVATE_HEAP_SIZE}u;\n{}\n{}\n{}\n{}\n{body}",
             contract_constants_wgsl(),
             self.arrival,
             self.service,
             self.thinning,
+            self.private_heap,
             include_str!("../../shaders/common.wgsl"),
             include_str!("../../shaders/rng.wgsl"),
             include_str!("../../shaders/sampling.wgsl"),
@@ -138,6 +146,7 @@ pub fn kernel_sources() -> Vec<(String, String)> {
                     arrival: law,
                     service: law_kind::EXP,
                     thinning,
+                    private_heap: false,
                 });
             }
             specs.push(Specialization {
@@ -145,6 +154,7 @@ pub fn kernel_sources() -> Vec<(String, String)> {
                 arrival: law_kind::EXP,
                 service: law,
                 thinning: thinning::NONE,
+                private_heap: false,
             });
         }
     }
@@ -345,6 +355,7 @@ impl GpuEngine {
                 arrival: law_kind::EXP,
                 service: law_kind::EXP,
                 thinning: thinning::NONE,
+                private_heap: false,
             })?;
         }
         Ok(engine)
