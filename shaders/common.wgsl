@@ -178,7 +178,6 @@ fn rec_record(wait: f32, service: f32, interarrival: f32) {
     rec.max_wait = max(rec.max_wait, wait);
     rec.max_sojourn = max(rec.max_sojourn, sojourn);
     atomicAdd(&tile_hist[hist_bin(wait * rec.inv_scale)], 1u);
-    atomicAdd(&tile_hist[HIST_BINS + hist_bin(sojourn * rec.inv_scale)], 1u);
     rec.recorded += 1u;
     rec.in_block += 1u;
     if (rec.in_block == SUM_BLOCK) {

@@ -235,8 +235,12 @@ pub const HIST_FIRST_LOG_BIN: u32 = 2;
 pub const HIST_OVERFLOW_BIN: u32 = HIST_FIRST_LOG_BIN + HIST_OCTAVES * HIST_SUB;
 /// Bins in one histogram.
 pub const HIST_BINS: u32 = HIST_OVERFLOW_BIN + 1;
-/// Histograms per slot: waits, then sojourns.
-pub const HISTS_PER_SLOT: u32 = 2;
+/// Histograms per slot: waits only. A customer's FCFS wait and its own
+/// service time are independent, so sojourn percentiles are computed on the
+/// host from the wait histogram and the service law
+/// (`stats::convolved_quantile`): half the per-customer histogram work, and
+/// half the workgroup memory (better GPU occupancy).
+pub const HISTS_PER_SLOT: u32 = 1;
 
 /// Bin of a scaled, nonnegative time `v` (= t / scale). Written with
 /// selects, not branches, so the CPU engine bins all its lanes at once.

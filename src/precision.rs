@@ -324,7 +324,8 @@ pub fn run_points_until<'p>(
                 check_overflow(&chunk[i], &round_reps[i])?;
                 st.reps.append(&mut round_reps[i]);
                 let batches: Vec<&[u64]> = st.hist.iter().map(Vec::as_slice).collect();
-                st.stats = point_stats(&st.reps, &batches, chunk[i].scale);
+                let service = &chunk[i].grid.service;
+                st.stats = point_stats(&st.reps, &batches, chunk[i].scale, &|x| service.cdf(x));
                 st.plan(&chunk[i]);
             }
             while reported < chunk.len() {

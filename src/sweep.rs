@@ -256,7 +256,7 @@ pub fn run_points_until<'p>(
                 .clone()
                 .map(|s| &out.hist[s as usize * per_slot..(s as usize + 1) * per_slot])
                 .collect();
-            let stats = point_stats(rep_slice, &batches, p.scale);
+            let stats = point_stats(rep_slice, &batches, p.scale, &|x| p.grid.service.cdf(x));
             check_overflow(p, rep_slice)?;
             // Time is shared by the chunk's points in proportion to their work.
             let share = (f64::from(p.params.customers) + f64::from(p.params.warmup)) / total;

@@ -312,7 +312,7 @@ fn engine_points(toml: &str) -> Vec<(GridPoint, Vec<RepResult>, PointStats)> {
             let out = engine.run(&batch).unwrap();
             let per = out.hist.len() / slots as usize;
             let batches: Vec<&[u64]> = out.hist.chunks(per).collect();
-            let stats = point_stats(&out.reps, &batches, p.scale);
+            let stats = point_stats(&out.reps, &batches, p.scale, &|x| p.grid.service.cdf(x));
             (p.grid.clone(), out.reps, stats)
         })
         .collect()

@@ -108,14 +108,11 @@ impl<const N: usize> Recorders<N> {
         max(&mut self.max_wait, wait);
         max(&mut self.max_sojourn, &sojourn);
         let mut wait_bins = [0u32; N];
-        let mut sojourn_bins = [0u32; N];
         for l in 0..N {
             wait_bins[l] = hist_bin(wait[l] * self.inv_scale);
-            sojourn_bins[l] = HIST_BINS + hist_bin(sojourn[l] * self.inv_scale);
         }
         for l in 0..active {
             hist[wait_bins[l] as usize] += 1;
-            hist[sojourn_bins[l] as usize] += 1;
         }
         self.in_block += 1;
         if self.in_block == SUM_BLOCK {

@@ -32,7 +32,7 @@ impl Batch<'_> {
 pub struct BatchOutput {
     /// One result per replication, tile after tile, in tile order.
     pub reps: Vec<RepResult>,
-    /// `slots × HISTS_PER_SLOT × HIST_BINS` counts: waits then sojourns.
+    /// `slots × HISTS_PER_SLOT × HIST_BINS` counts of waits.
     pub hist: Vec<u64>,
 }
 
