@@ -135,10 +135,9 @@ fn dec(k: u32, s: u32) {
     st(cnt_at(k, s), c - 1u);
 }
 
-// Insert a departure (sift up).
-fn hp_push(x: f32, tag: u32) {
-    var i = hp_n;
-    hp_n += 1u;
+// Place (x, tag) at hole i of the departure heap and sift it up.
+fn hp_sift_up(hole: u32, x: f32, tag: u32) {
+    var i = hole;
     loop {
         if (i == 0u) {
             break;
@@ -154,6 +153,13 @@ fn hp_push(x: f32, tag: u32) {
     }
     stf(o_ht + i, x);
     st(o_hg + i, tag);
+}
+
+// Insert a departure (sift up).
+fn hp_push(x: f32, tag: u32) {
+    let i = hp_n;
+    hp_n += 1u;
+    hp_sift_up(i, x, tag);
 }
 
 // Remove the earliest departure: (time bits, tag). Floyd's way, as the CPU.
@@ -182,21 +188,7 @@ fn hp_pop() -> vec2<u32> {
         st(o_hg + i, ld(o_hg + m));
         i = m;
     }
-    loop {
-        if (i == 0u) {
-            break;
-        }
-        let parent = (i - 1u) / 2u;
-        let hp = ldf(o_ht + parent);
-        if (hp <= xt) {
-            break;
-        }
-        stf(o_ht + i, hp);
-        st(o_hg + i, ld(o_hg + parent));
-        i = parent;
-    }
-    stf(o_ht + i, xt);
-    st(o_hg + i, xg);
+    hp_sift_up(i, xt, xg);
     return top;
 }
 

@@ -221,15 +221,7 @@ impl CsvSink {
                 )
             }
         };
-        let mut writer = csv::Writer::from_writer(file);
-        writer.write_record(COLUMNS)?;
-        writer.flush()?;
-        Ok(Self {
-            path: path.to_path_buf(),
-            writer,
-            rows: 0,
-            synced: Instant::now(),
-        })
+        Self::from_file(path, file, true)
     }
 
     /// Open an existing CSV to add rows after its last one (`--resume`). An
@@ -241,8 +233,13 @@ impl CsvSink {
             .open(path)
             .map_err(|e| UsageError(format!("out: cannot open '{}': {e}", path.display())))?;
         let empty = file.metadata()?.len() == 0;
+        Self::from_file(path, file, empty)
+    }
+
+    /// A sink writing to `file`, starting with the header when `header`.
+    fn from_file(path: &Path, file: File, header: bool) -> Result<Self> {
         let mut writer = csv::Writer::from_writer(file);
-        if empty {
+        if header {
             writer.write_record(COLUMNS)?;
             writer.flush()?;
         }

@@ -205,20 +205,7 @@ pub fn run_points_until<'p>(
     let mut start = 0;
     while start < points.len() {
         // A chunk: as many points as the first rounds' budget allows.
-        let mut end = start;
-        let (mut chunk_reps, mut chunk_customers) = (0u64, 0f64);
-        while end < points.len() {
-            let n = first_round(&points[end], reps);
-            let c = f64::from(n) * per_rep(&points[end]);
-            if end > start
-                && (chunk_reps + u64::from(n) > CHUNK_REPS || chunk_customers + c > CHUNK_CUSTOMERS)
-            {
-                break;
-            }
-            chunk_reps += u64::from(n);
-            chunk_customers += c;
-            end += 1;
-        }
+        let end = crate::sweep::chunk_end(points, start, |p| first_round(p, reps));
         let chunk = &points[start..end];
         let mut states: Vec<State> = chunk
             .iter()

@@ -203,22 +203,7 @@ pub fn run_points_until<'p>(
         if stop.load(Ordering::SeqCst) {
             return Err(Interrupted.into());
         }
-        // Grow the chunk while it stays within the budgets.
-        let mut end = start;
-        let (mut chunk_reps, mut chunk_customers) = (0u64, 0f64);
-        while end < points.len() {
-            let p = &points[end].params;
-            let c = f64::from(reps) * (f64::from(p.customers) + f64::from(p.warmup));
-            if end > start
-                && (chunk_reps + u64::from(reps) > CHUNK_REPS
-                    || chunk_customers + c > CHUNK_CUSTOMERS)
-            {
-                break;
-            }
-            chunk_reps += u64::from(reps);
-            chunk_customers += c;
-            end += 1;
-        }
+        let end = chunk_end(points, start, |_| reps);
         let chunk = &points[start..end];
         let params: Vec<PointParams> = chunk.iter().map(|p| p.params).collect();
         let mut tiles = Vec::new();
@@ -310,4 +295,30 @@ pub fn failed_on(engine: &dyn Engine, first: &GridPoint, last: &GridPoint) -> St
         first.servers,
         first.lambda
     )
+}
+
+/// End of the chunk of points that starts at `start`: it grows while the
+/// replications (`reps_of` each) and customers stay within [`CHUNK_REPS`] and
+/// [`CHUNK_CUSTOMERS`], and always holds at least one point.
+pub fn chunk_end(
+    points: &[PreparedPoint],
+    start: usize,
+    reps_of: impl Fn(&PreparedPoint) -> u32,
+) -> usize {
+    let mut end = start;
+    let (mut chunk_reps, mut chunk_customers) = (0u64, 0f64);
+    while end < points.len() {
+        let p = &points[end];
+        let n = reps_of(p);
+        let c = f64::from(n) * (f64::from(p.params.customers) + f64::from(p.params.warmup));
+        if end > start
+            && (chunk_reps + u64::from(n) > CHUNK_REPS || chunk_customers + c > CHUNK_CUSTOMERS)
+        {
+            break;
+        }
+        chunk_reps += u64::from(n);
+        chunk_customers += c;
+        end += 1;
+    }
+    end
 }
