@@ -98,6 +98,12 @@ impl Stream {
     }
 }
 
+/// `f` applied to `a` and `b` lane by lane.
+#[inline(always)]
+fn zip<const N: usize>(a: [u32; N], b: [u32; N], f: impl Fn(u32, u32) -> u32) -> [u32; N] {
+    std::array::from_fn(|l| f(a[l], b[l]))
+}
+
 /// `N` replications' streams side by side (structure of arrays), so the CPU
 /// engine can run replications in lock step and the compiler can vectorize
 /// the generator across them. Lane `l` is exactly the [`Stream`] of its
@@ -146,18 +152,23 @@ impl<const N: usize> Lanes<N> {
     /// Next 32 bits of every lane (xoshiro128++, as [`Stream::next_u32`]).
     #[inline(always)]
     pub fn next_u32(&mut self) -> [u32; N] {
-        let [s0, s1, s2, s3] = &mut self.s;
-        let mut out = [0u32; N];
-        for l in 0..N {
-            out[l] = s0[l].wrapping_add(s3[l]).rotate_left(7).wrapping_add(s0[l]);
-            let t = s1[l] << 9;
-            s2[l] ^= s0[l];
-            s3[l] ^= s1[l];
-            s1[l] ^= s2[l];
-            s0[l] ^= s3[l];
-            s2[l] ^= t;
-            s3[l] = s3[l].rotate_left(11);
-        }
+        // One whole-array operation per step of the generator: each becomes
+        // one vector instruction, where a fused per-lane loop was vectorized
+        // piecemeal (half-width pieces whose stores and reloads stalled).
+        let [s0, s1, s2, s3] = self.s;
+        let out = zip(
+            zip(s0, s3, u32::wrapping_add).map(|x| x.rotate_left(7)),
+            s0,
+            u32::wrapping_add,
+        );
+        let t = s1.map(|x| x << 9);
+        let s2 = zip(s2, s0, |a, b| a ^ b);
+        let s3 = zip(s3, s1, |a, b| a ^ b);
+        let s1 = zip(s1, s2, |a, b| a ^ b);
+        let s0 = zip(s0, s3, |a, b| a ^ b);
+        let s2 = zip(s2, t, |a, b| a ^ b);
+        let s3 = s3.map(|x| x.rotate_left(11));
+        self.s = [s0, s1, s2, s3];
         out
     }
 

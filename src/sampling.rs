@@ -170,7 +170,17 @@ impl<'a, const N: usize> Sampler<'a, N> {
     /// One draw from `law` per lane, scaled and clamped.
     #[inline(always)]
     pub fn draw(&mut self, law: &Law) -> [f32; N] {
-        let x = match law.kind {
+        self.draw_as::<ANY>(law)
+    }
+
+    /// [`draw`](Self::draw) compiled for laws of kind `KIND` ([`ANY`]: read
+    /// `law.kind` at run time). Same words, same arithmetic, same results;
+    /// a fixed kind lets a replication loop keep its state in registers.
+    #[inline(always)]
+    pub fn draw_as<const KIND: u32>(&mut self, law: &Law) -> [f32; N] {
+        let kind = if KIND == ANY { law.kind } else { KIND };
+        debug_assert_eq!(kind, law.kind);
+        let x = match kind {
             law_kind::EXP => self.exponential(law.p[0]),
             law_kind::DET => [law.p[0]; N],
             law_kind::ERLANG => self.erlang(law.n, law.p[0]),
@@ -231,9 +241,28 @@ impl<'a, const N: usize> Sampler<'a, N> {
     /// ln(1 − 1/route_n), computed once per replication for random routing.
     #[inline(always)]
     pub fn next_interarrival(&mut self, p: &PointParams, ln_keep: f32) -> [f32; N] {
-        match p.thinning {
-            thinning::RANDOM if p.route_n > 1 => {
-                if p.arrival.kind == law_kind::EXP {
+        self.next_interarrival_as::<ANY, ANY>(p, ln_keep)
+    }
+
+    /// [`next_interarrival`](Self::next_interarrival) compiled for arrival
+    /// laws of kind `KIND` and the effective thinning `THIN` (see
+    /// [`effective_thinning`]); [`ANY`] reads either at run time.
+    #[inline(always)]
+    pub fn next_interarrival_as<const KIND: u32, const THIN: u32>(
+        &mut self,
+        p: &PointParams,
+        ln_keep: f32,
+    ) -> [f32; N] {
+        let kind = if KIND == ANY { p.arrival.kind } else { KIND };
+        let thin = if THIN == ANY {
+            effective_thinning(p)
+        } else {
+            THIN
+        };
+        debug_assert_eq!((kind, thin), (p.arrival.kind, effective_thinning(p)));
+        match thin {
+            thinning::RANDOM => {
+                if kind == law_kind::EXP {
                     // Poisson thinning: a Poisson stream split at random stays Poisson.
                     self.exponential(p.arrival.scale * p.arrival.p[0] * p.route_n as f32)
                 } else {
@@ -259,9 +288,61 @@ impl<'a, const N: usize> Sampler<'a, N> {
                     })
                 }
             }
-            thinning::EVERY_NTH if p.route_n > 1 => self.draw_sum(&p.arrival, p.route_n),
-            _ => self.draw(&p.arrival),
+            thinning::EVERY_NTH => self.draw_sum(&p.arrival, p.route_n),
+            _ => self.draw_as::<KIND>(&p.arrival),
         }
+    }
+}
+
+/// Stands for "known only at run time" in the `KIND`/`THIN` parameters of
+/// [`Sampler::draw_as`] and [`Sampler::next_interarrival_as`].
+pub const ANY: u32 = u32::MAX;
+
+/// The thinning a point's queue actually sees: none when `route_n` is 1.
+#[inline(always)]
+pub fn effective_thinning(p: &PointParams) -> u32 {
+    if p.route_n > 1 {
+        p.thinning
+    } else {
+        thinning::NONE
+    }
+}
+
+/// Something generic over a point's sampling laws, run by [`with_laws`].
+pub trait LawsVisitor {
+    type Output;
+    fn visit<const ARRIVAL: u32, const THIN: u32, const SERVICE: u32>(self) -> Self::Output;
+}
+
+/// Runs `v` compiled for `p`'s laws where they are among the common cases
+/// (Poisson arrivals, seen whole or thinned at random, with exponential,
+/// Weibull, lognormal, deterministic or empirical service) and for laws
+/// read at run time otherwise. The CPU twin of the GPU's pipeline
+/// specialisation: the replication loop loses its per-customer dispatch on
+/// the law and keeps its state in registers. Every variant gives the same
+/// results as the generic one.
+#[inline(always)]
+pub fn with_laws<V: LawsVisitor>(p: &PointParams, v: V) -> V::Output {
+    use law_kind::*;
+    macro_rules! by_service {
+        ($thin:expr) => {
+            match p.service.kind {
+                EXP => v.visit::<EXP, { $thin }, EXP>(),
+                WEIBULL => v.visit::<EXP, { $thin }, WEIBULL>(),
+                LOGNORMAL => v.visit::<EXP, { $thin }, LOGNORMAL>(),
+                DET => v.visit::<EXP, { $thin }, DET>(),
+                EMPIRICAL => v.visit::<EXP, { $thin }, EMPIRICAL>(),
+                _ => v.visit::<ANY, ANY, ANY>(),
+            }
+        };
+    }
+    if p.arrival.kind != EXP {
+        return v.visit::<ANY, ANY, ANY>();
+    }
+    match effective_thinning(p) {
+        thinning::NONE => by_service!(thinning::NONE),
+        thinning::RANDOM => by_service!(thinning::RANDOM),
+        _ => v.visit::<ANY, ANY, ANY>(),
     }
 }
 
@@ -273,9 +354,19 @@ fn empirical(table: &[f32], u: f32) -> f32 {
         return table[0];
     }
     let pos = u * (n - 1) as f32;
-    let i = (pos as u32).min(n - 2);
+    // SAFETY: u ∈ [0, 1) and n < 2^31 (a table is one storage binding), so
+    // pos is finite and in [0, n − 1]:
+    // the conversion is exact truncation (unlike `as`, it does not need the
+    // saturating code that keeps this loop from vectorizing).
+    let i = unsafe { pos.to_int_unchecked::<u32>() }.min(n - 2);
     let frac = pos - i as f32;
-    let (a, b) = (table[i as usize], table[i as usize + 1]);
+    // SAFETY: i ≤ n − 2, so both indices are within the table.
+    let (a, b) = unsafe {
+        (
+            *table.get_unchecked(i as usize),
+            *table.get_unchecked(i as usize + 1),
+        )
+    };
     a + frac * (b - a)
 }
 

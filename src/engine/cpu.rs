@@ -13,7 +13,7 @@ use std::sync::Mutex;
 
 use super::{Batch, BatchOutput, Engine};
 use crate::contract::{hist_bin, kernel, PointParams, RepResult, Tile, HISTS_PER_SLOT, HIST_BINS};
-use crate::sampling::{ln_keep, Sampler};
+use crate::sampling::{ln_keep, with_laws, LawsVisitor, Sampler, ANY};
 
 /// Customers summed in plain f32 before the block sum joins the compensated
 /// total (Kahan): bounds rounding error whatever the replication length.
@@ -151,7 +151,8 @@ impl<const N: usize> Recorders<N> {
 }
 
 /// One FIFO server per lane: Lindley's recursion W' = max(0, W + S − A)
-/// (Lindley, "The theory of queues with a single server", 1952).
+/// (Lindley, "The theory of queues with a single server", 1952), compiled
+/// for the point's laws (see [`with_laws`]).
 #[inline(always)]
 pub fn lindley<const N: usize>(
     p: &PointParams,
@@ -160,14 +161,61 @@ pub fn lindley<const N: usize>(
     table: &[f32],
     hist: &mut [u32],
 ) -> [RepResult; N] {
-    lindley_traced(p, reps, active, table, hist, &mut |_, _| {})
+    struct Run<'a, const N: usize> {
+        p: &'a PointParams,
+        reps: [u32; N],
+        active: usize,
+        table: &'a [f32],
+        hist: &'a mut [u32],
+    }
+    impl<const N: usize> LawsVisitor for Run<'_, N> {
+        type Output = [RepResult; N];
+        #[inline(always)]
+        fn visit<const A: u32, const T: u32, const S: u32>(self) -> [RepResult; N] {
+            lindley_loop::<N, A, T, S, _>(
+                self.p,
+                self.reps,
+                self.active,
+                self.table,
+                self.hist,
+                &mut |_, _| {},
+            )
+        }
+    }
+    let run = Run {
+        p,
+        reps,
+        active,
+        table,
+        hist,
+    };
+    with_laws(p, run)
 }
 
 /// [`lindley`] that also hands every customer's wait (warm-up included) to
 /// `on_customer(index, waits of the N lanes)`: the per-customer trace of a
-/// warm-up pilot (`warmup`). [`lindley`] passes a no-op, which inlines away.
-#[inline(always)]
+/// warm-up pilot (`warmup`). Reads the laws at run time.
 pub fn lindley_traced<const N: usize, F: FnMut(u32, &[f32; N])>(
+    p: &PointParams,
+    reps: [u32; N],
+    active: usize,
+    table: &[f32],
+    hist: &mut [u32],
+    on_customer: &mut F,
+) -> [RepResult; N] {
+    lindley_loop::<N, ANY, ANY, ANY, F>(p, reps, active, table, hist, on_customer)
+}
+
+/// The Lindley loop for arrival kind `A`, thinning `T` and service kind `S`
+/// (each [`ANY`] or fixed, as in [`Sampler::draw_as`]).
+#[inline(always)]
+fn lindley_loop<
+    const N: usize,
+    const A: u32,
+    const T: u32,
+    const S: u32,
+    F: FnMut(u32, &[f32; N]),
+>(
     p: &PointParams,
     reps: [u32; N],
     active: usize,
@@ -181,11 +229,11 @@ pub fn lindley_traced<const N: usize, F: FnMut(u32, &[f32; N])>(
     let mut wait = [0.0f32; N];
     let mut prev_service = [0.0f32; N];
     for i in 0..p.warmup + p.customers {
-        let a = rng.next_interarrival(p, lk);
+        let a = rng.next_interarrival_as::<A, T>(p, lk);
         for l in 0..N {
             wait[l] = (wait[l] + prev_service[l] - a[l]).max(0.0);
         }
-        prev_service = rng.draw(&p.service);
+        prev_service = rng.draw_as::<S>(&p.service);
         on_customer(i, &wait);
         if i >= p.warmup {
             rec.record(hist, active, &wait, &prev_service, &a);
@@ -204,9 +252,9 @@ pub fn rebase_period(servers: u32) -> u32 {
 /// 1955). The sorted workload vector is kept as a binary min-heap of the
 /// times at which each server becomes free, so a customer costs O(log c):
 /// it takes the earliest-free server (the root), waits max(0, free − t), and
-/// the root becomes start + service. The root is replaced Floyd's way
-/// (sift the hole to a leaf, then the new value up), which has a fixed trip
-/// count: no unpredictable branches on a CPU, no divergence on a GPU. Times
+/// the root becomes start + service, sifted down with a fixed trip count
+/// (see [`replace_roots`]): no unpredictable branches on a CPU, no
+/// divergence on a GPU. Times
 /// are relative to an epoch that moves to the current arrival every
 /// `rebase_period` customers, keeping f32 precision (subtracting a constant
 /// and clamping at 0 preserves heap order). `heap` holds the lanes' heaps
@@ -220,13 +268,43 @@ pub fn kiefer_wolfowitz<const N: usize>(
     hist: &mut [u32],
     heap: &mut Vec<f32>,
 ) -> [RepResult; N] {
-    kiefer_wolfowitz_traced(p, reps, active, table, hist, heap, &mut |_, _| {})
+    struct Run<'a, const N: usize> {
+        p: &'a PointParams,
+        reps: [u32; N],
+        active: usize,
+        table: &'a [f32],
+        hist: &'a mut [u32],
+        heap: &'a mut Vec<f32>,
+    }
+    impl<const N: usize> LawsVisitor for Run<'_, N> {
+        type Output = [RepResult; N];
+        #[inline(always)]
+        fn visit<const A: u32, const T: u32, const S: u32>(self) -> [RepResult; N] {
+            kiefer_wolfowitz_loop::<N, A, T, S, _>(
+                self.p,
+                self.reps,
+                self.active,
+                self.table,
+                self.hist,
+                self.heap,
+                &mut |_, _| {},
+            )
+        }
+    }
+    let run = Run {
+        p,
+        reps,
+        active,
+        table,
+        hist,
+        heap,
+    };
+    with_laws(p, run)
 }
 
 /// [`kiefer_wolfowitz`] that also hands every customer's wait (warm-up
 /// included) to `on_customer(index, waits of the N lanes)`, as
 /// [`lindley_traced`] does.
-#[inline(always)]
 pub fn kiefer_wolfowitz_traced<const N: usize, F: FnMut(u32, &[f32; N])>(
     p: &PointParams,
     reps: [u32; N],
@@ -236,13 +314,36 @@ pub fn kiefer_wolfowitz_traced<const N: usize, F: FnMut(u32, &[f32; N])>(
     heap: &mut Vec<f32>,
     on_customer: &mut F,
 ) -> [RepResult; N] {
+    kiefer_wolfowitz_loop::<N, ANY, ANY, ANY, F>(p, reps, active, table, hist, heap, on_customer)
+}
+
+/// The Kiefer–Wolfowitz loop for arrival kind `A`, thinning `T` and service
+/// kind `S` (each [`ANY`] or fixed, as in [`Sampler::draw_as`]).
+#[inline(always)]
+fn kiefer_wolfowitz_loop<
+    const N: usize,
+    const A: u32,
+    const T: u32,
+    const S: u32,
+    F: FnMut(u32, &[f32; N]),
+>(
+    p: &PointParams,
+    reps: [u32; N],
+    active: usize,
+    table: &[f32],
+    hist: &mut [u32],
+    heap: &mut Vec<f32>,
+    on_customer: &mut F,
+) -> [RepResult; N] {
     let c = p.servers.max(1) as usize;
-    // Lane l's heap is heap[l * (c + 1)..][..c], then its sentinel.
-    let stride = c + 1;
+    let depth = heap_depth(p.servers);
+    // Lane l's heap is heap[l * stride..][..stride]: c free-at times, then
+    // f32::MAX padding up to the complete tree the sift walks.
+    let stride = (2usize << depth) - 1;
     heap.clear();
-    heap.resize(stride * N, 0.0);
-    for l in 0..N {
-        heap[l * stride + c] = f32::MAX;
+    heap.resize(stride * N, f32::MAX);
+    for lane_heap in heap.chunks_exact_mut(stride) {
+        lane_heap[..c].fill(0.0);
     }
     let mut rng = Sampler::<N>::new(p, reps, table);
     let lk = ln_keep(p);
@@ -252,7 +353,7 @@ pub fn kiefer_wolfowitz_traced<const N: usize, F: FnMut(u32, &[f32; N])>(
     let mut since_rebase = 0u32;
     let mut wait = [0.0f32; N];
     for n in 0..p.warmup + p.customers {
-        let a = rng.next_interarrival(p, lk);
+        let a = rng.next_interarrival_as::<A, T>(p, lk);
         for l in 0..N {
             t[l] += a[l];
         }
@@ -269,10 +370,9 @@ pub fn kiefer_wolfowitz_traced<const N: usize, F: FnMut(u32, &[f32; N])>(
         for l in 0..N {
             wait[l] = (heap[l * stride] - t[l]).max(0.0);
         }
-        let service = rng.draw(&p.service);
-        for (l, lane_heap) in heap.chunks_exact_mut(stride).enumerate() {
-            replace_root(lane_heap, c, t[l] + wait[l] + service[l]);
-        }
+        let service = rng.draw_as::<S>(&p.service);
+        let free_at: [f32; N] = std::array::from_fn(|l| t[l] + wait[l] + service[l]);
+        replace_roots(heap, stride, depth, &free_at);
         on_customer(n, &wait);
         if n >= p.warmup {
             rec.record(hist, active, &wait, &service, &a);
@@ -281,34 +381,49 @@ pub fn kiefer_wolfowitz_traced<const N: usize, F: FnMut(u32, &[f32; N])>(
     rec.finish(p.customers, rng.status)
 }
 
-/// Replace the root of a heap of `c` free-at times by `x` (Floyd: the hole
-/// goes to a leaf along smaller children, then `x` goes up). `heap[c]` is a
-/// `f32::MAX` sentinel standing in for a missing right child. Twin of the
-/// loop in kiefer_wolfowitz.wgsl.
+/// Levels a heap of `c` entries has below its root: floor(log2 c).
+pub fn heap_depth(servers: u32) -> u32 {
+    31 - servers.max(1).leading_zeros()
+}
+
+/// Replace the root of every lane's heap (lane l's at
+/// `heap[l * stride..]`, padded with `f32::MAX` to the complete tree of
+/// `depth` levels) by `x[l]`, sifting it down. Twin of the sift in
+/// kiefer_wolfowitz.wgsl.
+///
+/// The sift always walks all `depth` levels: once `x` has found its place
+/// the hole stops moving (its smaller child is then never below `x`), and
+/// the value parked in the hole meanwhile is overwritten by `x` at the end.
+/// A fixed trip count and selects instead of branches mean no mispredicted
+/// exits, so the lanes' independent sifts, interleaved level by level,
+/// overlap in the out-of-order core (and a GPU's invocations never
+/// diverge). The waits depend only on the multiset of free-at times, which
+/// any correct heap update keeps the same: the layout is free to choose.
 #[inline(always)]
-fn replace_root(heap: &mut [f32], c: usize, x: f32) {
-    let mut i = 0;
-    let mut left = 1;
-    while left < c {
-        let right = left + 1;
-        let m = if heap[right] < heap[left] {
-            right
-        } else {
-            left
-        };
-        heap[i] = heap[m];
-        i = m;
-        left = 2 * i + 1;
-    }
-    while i > 0 {
-        let parent = (i - 1) / 2;
-        if heap[parent] <= x {
-            break;
+fn replace_roots<const N: usize>(heap: &mut [f32], stride: usize, depth: u32, x: &[f32; N]) {
+    assert!(heap.len() >= N * stride && stride >= (2usize << depth) - 1);
+    let mut hole = [0usize; N];
+    for _ in 0..depth {
+        for l in 0..N {
+            let left = 2 * hole[l] + 1;
+            // SAFETY: after k levels hole < 2^k − 1, so with k < depth both
+            // children are below 2^(depth+1) − 1 ≤ stride (asserted above).
+            unsafe {
+                let h = heap.as_mut_ptr().add(l * stride);
+                let (a, b) = (*h.add(left), *h.add(left + 1));
+                // Arithmetic, not a branch: which child is smaller is a coin
+                // toss, and a mispredicted branch per level costs more than
+                // the whole level.
+                let m = left + usize::from(b < a);
+                let hm = if b < a { b } else { a };
+                *h.add(hole[l]) = hm;
+                hole[l] = if hm < x[l] { m } else { hole[l] };
+            }
         }
-        heap[i] = heap[parent];
-        i = parent;
     }
-    heap[i] = x;
+    for l in 0..N {
+        heap[l * stride + hole[l]] = x[l];
+    }
 }
 
 /// Simulate one tile's replications, `LANES` at a time.
