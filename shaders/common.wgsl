@@ -103,19 +103,18 @@ struct LaneState {
 // The tile's histograms (waits, then sojourns), merged into `hist` at the end.
 var<workgroup> tile_hist: array<atomic<u32>, HIST_SLOT_WORDS>;
 
+// Twin of `contract::hist_bin`. Selects, not early returns: Mesa turns
+// each return into masked control flow, which costs more than the whole
+// computation.
 fn hist_bin(v: f32) -> u32 {
-    if (v <= 0.0) {
-        return 0u;
-    }
     let bits = bitcast<u32>(v);
     let e = i32((bits >> 23u) & 0xffu) - 127;
-    if (e < HIST_MIN_EXP) {
-        return 1u;
-    }
-    if (e >= HIST_MIN_EXP + i32(HIST_OCTAVES)) {
-        return HIST_OVERFLOW_BIN;
-    }
-    return 2u + u32(e - HIST_MIN_EXP) * HIST_SUB + ((bits >> (23u - HIST_SUB_BITS)) & (HIST_SUB - 1u));
+    let octave = u32(clamp(e - HIST_MIN_EXP, 0, i32(HIST_OCTAVES) - 1));
+    var bin = 2u + octave * HIST_SUB + ((bits >> (23u - HIST_SUB_BITS)) & (HIST_SUB - 1u));
+    bin = select(bin, 1u, e < HIST_MIN_EXP);
+    bin = select(bin, HIST_OVERFLOW_BIN, e >= HIST_MIN_EXP + i32(HIST_OCTAVES));
+    // Also catches -0.0 and negative values; NaN has exponent 128: overflow.
+    return select(bin, 0u, v <= 0.0);
 }
 
 fn hist_clear(lane: u32) {
@@ -172,9 +171,7 @@ fn rec_flush() {
 fn rec_record(wait: f32, service: f32, interarrival: f32) {
     let sojourn = wait + service;
     rec.block += vec4<f32>(wait, sojourn, service, interarrival);
-    if (wait > 0.0) {
-        rec.waited += 1u;
-    }
+    rec.waited += select(0u, 1u, wait > 0.0);
     rec.max_wait = max(rec.max_wait, wait);
     rec.max_sojourn = max(rec.max_sojourn, sojourn);
     atomicAdd(&tile_hist[hist_bin(wait * rec.inv_scale)], 1u);

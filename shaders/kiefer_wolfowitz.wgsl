@@ -27,6 +27,9 @@ fn hset(i: u32, v: f32, stride: u32, slot_lane: u32) {
     }
 }
 
+// An empty slot of the heap: larger than any free-at time.
+const HEAP_EMPTY: f32 = 3.4028235e38;
+
 fn rebase_period(servers: u32) -> u32 {
     return max(servers, 32u);
 }
@@ -39,6 +42,8 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
         return;
     }
     let c = max(p.servers, 1u);
+    // Levels below the root: floor(log2 c).
+    let depth = firstLeadingBit(c);
     let stride = info.lanes;
     var t = 0.0;
     var since_rebase = 0u;
@@ -76,40 +81,24 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
         let free = hget(0u, stride, slot_lane);
         let wait = max(free - t, 0.0);
         let service = draw_service(p.service);
-        // Replace the root by the new free-at time, Floyd's way: the hole
-        // goes down to a leaf along smaller children (fixed trip count, no
-        // divergence), then x goes up.
+        // Replace the root by the new free-at time, sifting it down through
+        // all `depth` levels (twin of `replace_roots` in src/engine/cpu.rs):
+        // once x has found its place the hole stops moving, and what is
+        // parked there meanwhile is overwritten by x. A trip count fixed
+        // per point and selects instead of branches: no divergence.
         let x = t + wait + service;
         var i = 0u;
-        loop {
+        for (var level = 0u; level < depth; level++) {
             let l = 2u * i + 1u;
-            if (l >= c) {
-                break;
-            }
             let r = l + 1u;
-            var m = l;
-            var hm = hget(l, stride, slot_lane);
-            if (r < c) {
-                let hr = hget(r, stride, slot_lane);
-                if (hr < hm) {
-                    m = r;
-                    hm = hr;
-                }
-            }
+            // Children past the last server are empty (+inf); the index is
+            // clamped so the discarded read stays in bounds.
+            let hl = select(HEAP_EMPTY, hget(min(l, c - 1u), stride, slot_lane), l < c);
+            let hr = select(HEAP_EMPTY, hget(min(r, c - 1u), stride, slot_lane), r < c);
+            let right = hr < hl;
+            let hm = select(hl, hr, right);
             hset(i, hm, stride, slot_lane);
-            i = m;
-        }
-        loop {
-            if (i == 0u) {
-                break;
-            }
-            let parent = (i - 1u) / 2u;
-            let hp = hget(parent, stride, slot_lane);
-            if (hp <= x) {
-                break;
-            }
-            hset(i, hp, stride, slot_lane);
-            i = parent;
+            i = select(i, select(l, r, right), hm < x);
         }
         hset(i, x, stride, slot_lane);
         if (n >= p.warmup) {

@@ -23,13 +23,18 @@ fn simulate(p: PointParams, rep: u32, slot: u32, result_index: u32) {
     }
     let lk = ln_keep(p);
     let end = min(info.end, total);
-    for (var i = info.begin; i < end; i++) {
+    // Warm-up customers, then recorded ones: no per-customer branch.
+    let warm_end = clamp(p.warmup, info.begin, end);
+    for (var i = info.begin; i < warm_end; i++) {
         let a = next_interarrival(p, lk);
         wait = max(wait + prev_service - a, 0.0);
         prev_service = draw_service(p.service);
-        if (i >= p.warmup) {
-            rec_record(wait, prev_service, a);
-        }
+    }
+    for (var i = warm_end; i < end; i++) {
+        let a = next_interarrival(p, lk);
+        wait = max(wait + prev_service - a, 0.0);
+        prev_service = draw_service(p.service);
+        rec_record(wait, prev_service, a);
     }
     if (end == total) {
         results[result_index] = rec_finish(p.customers);

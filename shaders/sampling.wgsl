@@ -123,17 +123,15 @@ fn draw_kind(kind: u32, law: Law) -> f32 {
     } else if (kind == LAW_UNIFORM) {
         x = law.p.x + law.p.y * uniform_closed0();
     } else if (kind == LAW_EMPIRICAL) {
+        // Branch-free: a one-entry table gives pos = 0 and i = j = 0.
         let u = uniform_closed0();
-        if (law.n < 2u) {
-            x = table[law.offset];
-        } else {
-            let pos = u * f32(law.n - 1u);
-            let i = min(u32(pos), law.n - 2u);
-            let frac = pos - f32(i);
-            let a = table[law.offset + i];
-            let b = table[law.offset + i + 1u];
-            x = a + frac * (b - a);
-        }
+        let pos = u * f32(law.n - 1u);
+        let i = min(u32(pos), max(law.n, 2u) - 2u);
+        let j = min(i + 1u, law.n - 1u);
+        let frac = pos - f32(i);
+        let a = table[law.offset + i];
+        let b = table[law.offset + j];
+        x = a + frac * (b - a);
     }
     return min(max(law.scale * x, law.lo), law.hi);
 }
@@ -177,9 +175,10 @@ fn ln_keep(p: PointParams) -> f32 {
 }
 
 // Interarrival time at the simulated queue (see sampling.rs), for the
-// pipeline's THINNING and ARRIVAL_KIND.
+// pipeline's ARRIVAL_KIND and THINNING (the effective one: none when
+// route_n is 1, so nothing here branches at run time).
 fn next_interarrival(p: PointParams, lk: f32) -> f32 {
-    if (THINNING == THIN_RANDOM && p.route_n > 1u) {
+    if (THINNING == THIN_RANDOM) {
         if (ARRIVAL_KIND == LAW_EXP) {
             return exponential(p.arrival.scale * p.arrival.p.x * f32(p.route_n));
         }
@@ -191,7 +190,7 @@ fn next_interarrival(p: PointParams, lk: f32) -> f32 {
         }
         return arrival_sum(p.arrival, m);
     }
-    if (THINNING == THIN_EVERY_NTH && p.route_n > 1u) {
+    if (THINNING == THIN_EVERY_NTH) {
         return arrival_sum(p.arrival, p.route_n);
     }
     return draw_arrival(p.arrival);

@@ -157,6 +157,33 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
         100,
         1,
     ));
+    // The sift's edge cases: no level (1 server), a missing right child (2),
+    // a full tree (3), a partial last level (6).
+    for servers in [1, 2, 3, 6] {
+        params.push(point(
+            params.len() as u32,
+            exp_arr,
+            law(law_kind::EXP, 0, [0.9 * servers as f32, 0.0, 0.0, 0.0]),
+            kernel::KIEFER_WOLFOWITZ,
+            thinning::NONE,
+            servers,
+            1,
+        ));
+    }
+    // A one-entry empirical table (the branch-free lookup's edge case).
+    params.push(point(
+        params.len() as u32,
+        exp_arr,
+        Law {
+            offset: 4,
+            n: 1,
+            ..law(law_kind::EMPIRICAL, 1, [0.0; 4])
+        },
+        kernel::LINDLEY,
+        thinning::NONE,
+        1,
+        1,
+    ));
 
     let reps = 40;
     let mut tiles = Vec::new();

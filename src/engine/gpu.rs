@@ -95,7 +95,7 @@ impl Specialization {
             kernel: p.kernel,
             arrival: p.arrival.kind,
             service: p.service.kind,
-            thinning: p.thinning,
+            thinning: crate::sampling::effective_thinning(p),
             private_heap: p.kernel == kernel::KIEFER_WOLFOWITZ && p.servers <= PRIVATE_HEAP_SIZE,
         }
     }
@@ -452,7 +452,8 @@ pub fn loop_cost_per_customer(p: &PointParams) -> u64 {
         _ => law_loop_cost(&p.arrival),
     };
     let queue = if p.kernel == kernel::KIEFER_WOLFOWITZ {
-        // Sift down, sift up, and the amortized rebase loop.
+        // The sift (floor(log2 c) levels, with a margin) and the amortized
+        // rebase loop.
         2 * u64::from(32 - p.servers.max(1).leading_zeros()) + 3
     } else if p.kernel == kernel::DISPATCH {
         super::dispatch::gpu_loops_per_customer(p)
