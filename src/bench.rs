@@ -169,10 +169,25 @@ pub struct BenchRow {
     pub customers_per_s: f64,
     /// customers/s of this backend over the CPU engine's, same case and run.
     pub ratio_to_cpu: Option<f64>,
+    /// Estimated f32 operations per customer (`engine::opcount`).
+    pub ops_per_customer: Option<f64>,
+    /// The backend's measured peak f32 operations/s (`peak.wgsl` on a GPU,
+    /// `cpu::peak_ops_per_second` on the CPU).
+    pub peak_ops_per_s: Option<f64>,
+}
+
+impl BenchRow {
+    /// Achieved operations/s over the peak: how much of the backend's
+    /// arithmetic the kernel uses (timed on the device where it can be).
+    pub fn fraction_of_peak(&self) -> Option<f64> {
+        let secs = self.device_seconds.unwrap_or(self.wall_seconds);
+        let achieved = self.ops_per_customer? * self.customers / secs;
+        Some(achieved / self.peak_ops_per_s?)
+    }
 }
 
 /// CSV header of [`BenchRow`]s, as `qsweep bench --out` writes them.
-pub const BENCH_COLUMNS: [&str; 9] = [
+pub const BENCH_COLUMNS: [&str; 12] = [
     "case",
     "backend",
     "adapter",
@@ -182,6 +197,9 @@ pub const BENCH_COLUMNS: [&str; 9] = [
     "device_seconds",
     "customers_per_s",
     "ratio_to_cpu",
+    "ops_per_customer",
+    "peak_ops_per_s",
+    "fraction_of_peak",
 ];
 
 impl BenchRow {
@@ -197,6 +215,9 @@ impl BenchRow {
             self.device_seconds.map(num).unwrap_or_default(),
             num(self.customers_per_s),
             self.ratio_to_cpu.map(num).unwrap_or_default(),
+            self.ops_per_customer.map(num).unwrap_or_default(),
+            self.peak_ops_per_s.map(num).unwrap_or_default(),
+            self.fraction_of_peak().map(num).unwrap_or_default(),
         ]
     }
 }

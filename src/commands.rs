@@ -944,11 +944,25 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         }
     }
     let mut cpu = (args.backend != "gpu").then(|| CpuEngine::new(args.threads));
+    // Each backend's peak arithmetic rate, for the fraction of peak.
+    let peak_seconds = args.seconds.min(1.0);
+    let cpu_peak = cpu
+        .as_ref()
+        .map(|c| qsweep::engine::cpu::peak_ops_per_second(c.threads, peak_seconds));
+    let gpu_peak = match gpu.as_mut() {
+        Some(g) => Some(g.peak_ops_per_second(peak_seconds)?),
+        None => None,
+    };
     let mut rows = Vec::new();
     for case in standard_cases() {
         if args.only.as_deref().is_some_and(|o| !case.name.contains(o)) {
             continue;
         }
+        // The CPU engine is the kernels' twin: the same operations.
+        let ops_per_customer = qsweep::engine::opcount::ops_per_customer(
+            &qsweep::engine::gpu::Specialization::of(&case.params).source(),
+            &case.params,
+        );
         let mut cpu_rate = None;
         if let Some(cpu) = cpu.as_mut() {
             let (customers, wall) = measure_for(cpu, &case, args.seconds)?;
@@ -964,6 +978,8 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
                 device_seconds: None,
                 customers_per_s: rate,
                 ratio_to_cpu: Some(1.0),
+                ops_per_customer,
+                peak_ops_per_s: cpu_peak,
             });
         }
         if let Some(gpu) = gpu.as_mut() {
@@ -980,6 +996,8 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
                 device_seconds: Some(gpu.last_device_seconds),
                 customers_per_s: rate,
                 ratio_to_cpu: cpu_rate.map(|c| rate / c),
+                ops_per_customer,
+                peak_ops_per_s: gpu_peak,
             });
         }
         let last = rows.last().expect("a row per case");
@@ -997,6 +1015,8 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         "wall s",
         "device s",
         "vs cpu",
+        "ops/cust",
+        "of peak",
     ];
     let table: Vec<Vec<String>> = rows
         .iter()
@@ -1013,10 +1033,24 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
                 r.ratio_to_cpu
                     .map(|x| format!("{x:.2}x"))
                     .unwrap_or_default(),
+                r.ops_per_customer
+                    .map(|x| format!("{x:.0}"))
+                    .unwrap_or_default(),
+                r.fraction_of_peak()
+                    .map(|x| format!("{:.1}%", 100.0 * x))
+                    .unwrap_or_default(),
             ]
         })
         .collect();
     print!("{}", align(&header, &table));
+    for (name, peak) in [("cpu", cpu_peak), ("gpu", gpu_peak)] {
+        if let Some(peak) = peak {
+            println!("peak {name}: {peak:.3e} f32 operations/s (measured; a multiply-add is two)");
+        }
+    }
+    println!(
+        "of peak: customers/s x ops/cust (counted from the kernel's IR, an estimate) over the peak"
+    );
     if let Some(g) = &gpu {
         println!(
             "device s: {}",

@@ -131,6 +131,20 @@ impl Specialization {
 }
 
 pub const LINDLEY_WGSL: &str = include_str!("../../shaders/lindley.wgsl");
+pub const PEAK_WGSL: &str = include_str!("../../shaders/peak.wgsl");
+
+/// Loop iterations per invocation of the peak kernel (under lavapipe's
+/// 65535, see [`LOOP_BUDGET`]).
+const PEAK_ITERATIONS: u32 = 16_384;
+
+/// Operations one invocation of `peak.wgsl` does: per iteration, eight vec4
+/// multiply-adds of two operations per component.
+const PEAK_OPS_PER_INVOCATION: f64 = PEAK_ITERATIONS as f64 * 8.0 * 4.0 * 2.0;
+
+/// The full source of the peak kernel.
+pub fn peak_source() -> String {
+    format!("const PEAK_ITERATIONS: u32 = {PEAK_ITERATIONS}u;\n{PEAK_WGSL}")
+}
 pub const KIEFER_WOLFOWITZ_WGSL: &str = include_str!("../../shaders/kiefer_wolfowitz.wgsl");
 pub const DISPATCH_WGSL: &str = include_str!("../../shaders/dispatch.wgsl");
 
@@ -158,6 +172,7 @@ pub fn kernel_sources() -> Vec<(String, String)> {
             });
         }
     }
+    let peak = ("peak".to_string(), peak_source());
     specs
         .into_iter()
         .map(|s| {
@@ -172,6 +187,7 @@ pub fn kernel_sources() -> Vec<(String, String)> {
                 s.source(),
             )
         })
+        .chain(std::iter::once(peak))
         .collect()
 }
 
@@ -373,6 +389,84 @@ impl GpuEngine {
 
     pub fn adapter(&self) -> &AdapterDesc {
         &self.desc
+    }
+
+    /// The adapter's measured peak f32 arithmetic rate (operations/s, a
+    /// multiply-add counting two), from `shaders/peak.wgsl` dispatched
+    /// wider until one dispatch lasts `seconds`. Timed on the device where
+    /// the adapter has timestamp queries.
+    pub fn peak_ops_per_second(&mut self, seconds: f64) -> Result<f64> {
+        let dev = &self.device;
+        let pipeline = compile(dev, "peak", &peak_source())?;
+        let sink = dev.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("peak sink"),
+            size: 16,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        let bind_group = dev.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &[entry(0, &sink)],
+        });
+        let timer = self.timestamps.then(|| {
+            let set = dev.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("peak timer"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2,
+            });
+            let resolve = dev.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("peak timer"),
+                size: 16,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            (set, resolve, f64::from(self.queue.get_timestamp_period()))
+        });
+        let max_groups = u64::from(MAX_GROUPS_PER_DIM) * 64;
+        let mut groups = 16u64;
+        loop {
+            let groups_x = groups.min(u64::from(MAX_GROUPS_PER_DIM)) as u32;
+            let groups_y = groups.div_ceil(u64::from(groups_x)) as u32;
+            let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
+            let mut enc = dev.create_command_encoder(&Default::default());
+            {
+                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("peak"),
+                    timestamp_writes: timer.as_ref().map(|t| wgpu::ComputePassTimestampWrites {
+                        query_set: &t.0,
+                        beginning_of_pass_write_index: Some(0),
+                        end_of_pass_write_index: Some(1),
+                    }),
+                });
+                pass.set_pipeline(&pipeline);
+                pass.set_bind_group(0, &bind_group, &[]);
+                pass.dispatch_workgroups(groups_x, groups_y, 1);
+            }
+            if let Some((set, resolve, _)) = &timer {
+                enc.resolve_query_set(set, 0..2, resolve, 0);
+            }
+            let started = Instant::now();
+            self.queue.submit([enc.finish()]);
+            dev.poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| anyhow!("waiting for {}: {e}", self.desc.name))?;
+            let wall = started.elapsed().as_secs_f64();
+            self.check_error(scope, "the peak-throughput dispatch")?;
+            let secs = match &timer {
+                Some((_, resolve, period)) => {
+                    let ticks: Vec<u64> = read_buffer(dev, &self.queue, resolve, 16)?;
+                    ticks[1].saturating_sub(ticks[0]) as f64 * period * 1e-9
+                }
+                None => wall,
+            };
+            let invocations = (u64::from(groups_x) * u64::from(groups_y) * 64) as f64;
+            if wall >= seconds || groups >= max_groups {
+                return Ok(invocations * PEAK_OPS_PER_INVOCATION / secs.max(1e-9));
+            }
+            // Grow toward the target, at most 8x at once (watchdogs).
+            let grow = (1.2 * seconds / wall.max(1e-4)).clamp(2.0, 8.0);
+            groups = ((groups as f64 * grow) as u64).min(max_groups);
+        }
     }
 
     fn check_error(&self, scope: wgpu::ErrorScopeGuard, what: &str) -> Result<()> {

@@ -2,11 +2,13 @@
 //!
 //! Both implement [`Engine`]: a [`Batch`] of points and tiles in, a
 //! [`BatchOutput`] of per-replication results and per-slot histograms out.
-//! `schedule` turns grid points into tiles; `stats` reads the output.
+//! `schedule` turns grid points into tiles; `stats` reads the output;
+//! `opcount` estimates a kernel's operations per customer for `qsweep bench`.
 
 pub mod cpu;
 pub mod dispatch;
 pub mod gpu;
+pub mod opcount;
 pub mod schedule;
 
 use crate::contract::{PointParams, RepResult, Tile, HISTS_PER_SLOT, HIST_BINS};
