@@ -8,6 +8,7 @@
 //! the adapter's buffer limits and 65535 workgroups per dimension.
 
 use std::collections::HashMap;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -766,22 +767,13 @@ impl Engine for GpuEngine {
         });
         self.check_error(scope, "allocating buffers")?;
 
-        let mut device_seconds = 0.0;
-        // (query set, resolve buffer, nanoseconds per tick) for pass timing.
-        let timer = self.timestamps.then(|| {
-            let set = dev.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("pass timer"),
-                ty: wgpu::QueryType::Timestamp,
-                count: 2,
-            });
-            let resolve = dev.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("pass timer"),
-                size: 16,
-                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            });
-            (set, resolve, f64::from(self.queue.get_timestamp_period()))
-        });
+        // Passes are queued PASSES_IN_FLIGHT deep: the device starts the next
+        // as soon as one ends instead of idling while the host reads the
+        // last one's timer and encodes the next (the queue runs them in
+        // order, so a replication's passes still follow one another).
+        let timer = self.timestamps.then(|| PassTimer::new(dev, &self.queue));
+        let mut in_flight: VecDeque<SubmittedPass> = VecDeque::new();
+        let mut tracker = PassTracker::default();
         for plan in &plans {
             let groups_x = plan.tiles.min(MAX_GROUPS_PER_DIM);
             let groups_y = plan.tiles.div_ceil(groups_x);
@@ -819,6 +811,18 @@ impl Engine for GpuEngine {
                 {
                     entries.push(entry(6, &heap_buf));
                 }
+                // The oldest pass leaves the queue before its timer slot is reused.
+                if in_flight.len() == PASSES_IN_FLIGHT {
+                    let done = in_flight.pop_front().expect("a pass in flight");
+                    retire(
+                        (dev, &self.desc, &self.lost),
+                        &mut self.rate,
+                        done,
+                        timer.as_ref(),
+                        &mut tracker,
+                    )?;
+                }
+                let slot = tracker.submitted % PASSES_IN_FLIGHT;
                 let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
                 let bind_group = dev.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: None,
@@ -834,45 +838,42 @@ impl Engine for GpuEngine {
                 {
                     let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                         label: None,
-                        timestamp_writes: timer.as_ref().map(|t| {
-                            wgpu::ComputePassTimestampWrites {
-                                query_set: &t.0,
-                                beginning_of_pass_write_index: Some(0),
-                                end_of_pass_write_index: Some(1),
-                            }
-                        }),
+                        timestamp_writes: timer.as_ref().map(|t| t.writes(slot)),
                     });
                     pass.set_pipeline(pipeline);
                     pass.set_bind_group(0, &bind_group, &[]);
                     pass.dispatch_workgroups(groups_x, groups_y, 1);
                 }
-                if let Some((set, resolve, _)) = &timer {
-                    enc.resolve_query_set(set, 0..2, resolve, 0);
+                if let Some(t) = &timer {
+                    t.resolve(&mut enc, slot);
                 }
-                let started = Instant::now();
-                self.queue.submit([enc.finish()]);
-                dev.poll(wgpu::PollType::wait_indefinitely())
-                    .map_err(|e| anyhow!("waiting for {}: {e}", self.desc.name))?;
-                let secs = started.elapsed().as_secs_f64();
+                let index = self.queue.submit([enc.finish()]);
+                // Validation errors surface at submission; device loss is
+                // checked again when the pass is retired.
                 self.check_error(scope, "a simulation dispatch")?;
-                device_seconds += match &timer {
-                    Some((_, resolve, period)) => {
-                        let ticks: Vec<u64> = read_buffer(dev, &self.queue, resolve, 16)?;
-                        ticks[1].saturating_sub(ticks[0]) as f64 * period * 1e-9
-                    }
-                    None => secs,
-                };
-                let work = f64::from(plan.tiles)
-                    * f64::from(TILE_REPS)
-                    * f64::from(end.min(plan.max_total) - begin);
-                if secs > 0.0 {
-                    // Track the measured rate; never grow more than 4x at once.
-                    let r = &mut self.rate[plan.spec.kernel as usize];
-                    *r = (work / secs).min(*r * 4.0);
-                }
+                tracker.submitted += 1;
+                in_flight.push_back(SubmittedPass {
+                    index,
+                    slot,
+                    submitted: Instant::now(),
+                    kernel: plan.spec.kernel as usize,
+                    work: f64::from(plan.tiles)
+                        * f64::from(TILE_REPS)
+                        * f64::from(end.min(plan.max_total) - begin),
+                });
                 begin = end;
             }
         }
+        while let Some(done) = in_flight.pop_front() {
+            retire(
+                (dev, &self.desc, &self.lost),
+                &mut self.rate,
+                done,
+                timer.as_ref(),
+                &mut tracker,
+            )?;
+        }
+        let device_seconds = tracker.device_seconds;
         self.last_device_seconds = device_seconds;
 
         // Read back.
@@ -913,6 +914,162 @@ impl Engine for GpuEngine {
         }
         Ok(out)
     }
+}
+
+/// Simulation passes queued on the device at once (see `GpuEngine::run`).
+const PASSES_IN_FLIGHT: usize = 2;
+
+/// A submitted pass, until it is retired.
+struct SubmittedPass {
+    index: wgpu::SubmissionIndex,
+    /// Its slot in the [`PassTimer`].
+    slot: usize,
+    submitted: Instant,
+    kernel: usize,
+    /// Customers it simulates.
+    work: f64,
+}
+
+/// Timing and counts over a run's passes.
+#[derive(Default)]
+struct PassTracker {
+    submitted: usize,
+    /// When the previous pass was retired: with passes queued back to back,
+    /// a pass's device time starts then, not at its own submission.
+    last_retired: Option<Instant>,
+    device_seconds: f64,
+}
+
+/// Timestamp queries around each pass, one slot per pass in flight, each
+/// with its own staging buffer so reading one slot never waits for another.
+struct PassTimer {
+    set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    staging: Vec<wgpu::Buffer>,
+    /// Nanoseconds per tick.
+    period: f64,
+}
+
+impl PassTimer {
+    fn new(dev: &wgpu::Device, queue: &wgpu::Queue) -> Self {
+        let slots = PASSES_IN_FLIGHT as u64;
+        Self {
+            set: dev.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("pass timer"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2 * PASSES_IN_FLIGHT as u32,
+            }),
+            resolve: dev.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("pass timer"),
+                size: wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT * slots,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            }),
+            staging: (0..PASSES_IN_FLIGHT)
+                .map(|_| {
+                    dev.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some("pass timer readback"),
+                        size: 16,
+                        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                        mapped_at_creation: false,
+                    })
+                })
+                .collect(),
+            period: f64::from(queue.get_timestamp_period()),
+        }
+    }
+
+    fn writes(&self, slot: usize) -> wgpu::ComputePassTimestampWrites<'_> {
+        wgpu::ComputePassTimestampWrites {
+            query_set: &self.set,
+            beginning_of_pass_write_index: Some(2 * slot as u32),
+            end_of_pass_write_index: Some(2 * slot as u32 + 1),
+        }
+    }
+
+    fn resolve(&self, enc: &mut wgpu::CommandEncoder, slot: usize) {
+        let first = 2 * slot as u32;
+        let offset = wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT * slot as u64;
+        enc.resolve_query_set(&self.set, first..first + 2, &self.resolve, offset);
+        enc.copy_buffer_to_buffer(&self.resolve, offset, &self.staging[slot], 0, 16);
+    }
+
+    /// Device seconds of the pass in `slot`, submitted as `index`, once
+    /// that submission is done (without waiting for later ones).
+    fn seconds(
+        &self,
+        dev: &wgpu::Device,
+        slot: usize,
+        index: wgpu::SubmissionIndex,
+    ) -> Result<f64> {
+        let slice = self.staging[slot].slice(..);
+        let (tx, rx) = std::sync::mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        dev.poll(wgpu::PollType::Wait {
+            submission_index: Some(index),
+            timeout: None,
+        })
+        .map_err(|e| anyhow!("pass timer: {e}"))?;
+        let mapped = match rx.try_recv() {
+            Ok(r) => r,
+            // Not delivered by that poll: wait for everything queued.
+            Err(_) => {
+                dev.poll(wgpu::PollType::wait_indefinitely())
+                    .map_err(|e| anyhow!("pass timer: {e}"))?;
+                rx.recv()
+                    .map_err(|_| anyhow!("pass timer: map callback never ran"))?
+            }
+        };
+        mapped.map_err(|e| anyhow!("pass timer: {e}"))?;
+        let ticks: Vec<u64> = {
+            let data = slice
+                .get_mapped_range()
+                .map_err(|e| anyhow!("pass timer: {e:?}"))?;
+            bytemuck::cast_slice::<u8, u64>(&data).to_vec()
+        };
+        self.staging[slot].unmap();
+        Ok(ticks[1].saturating_sub(ticks[0]) as f64 * self.period * 1e-9)
+    }
+}
+
+/// Wait for a submitted pass, add its device time, and update the kernel's
+/// measured rate in `rate` (which sizes later dispatches).
+fn retire(
+    engine: (&wgpu::Device, &AdapterDesc, &AtomicBool),
+    rate: &mut [f64; 3],
+    pass: SubmittedPass,
+    timer: Option<&PassTimer>,
+    tracker: &mut PassTracker,
+) -> Result<()> {
+    let (device, desc, lost) = engine;
+    device
+        .poll(wgpu::PollType::Wait {
+            submission_index: Some(pass.index.clone()),
+            timeout: None,
+        })
+        .map_err(|e| anyhow!("waiting for {}: {e}", desc.name))?;
+    if lost.load(Ordering::SeqCst) {
+        bail!("device lost on {} during a simulation dispatch", desc.name);
+    }
+    let now = Instant::now();
+    let started = tracker
+        .last_retired
+        .map_or(pass.submitted, |t| t.max(pass.submitted));
+    tracker.last_retired = Some(now);
+    let wall = now.duration_since(started).as_secs_f64();
+    let secs = match timer {
+        Some(t) => t.seconds(device, pass.slot, pass.index.clone())?,
+        None => wall,
+    };
+    tracker.device_seconds += secs;
+    if secs > 0.0 {
+        // Track the measured rate; never grow more than 4x at once.
+        let r = &mut rate[pass.kernel];
+        *r = (pass.work / secs).min(*r * 4.0);
+    }
+    Ok(())
 }
 
 fn entry(binding: u32, buf: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
