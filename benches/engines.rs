@@ -5,6 +5,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use qsweep::bench::standard_cases;
+use qsweep::contract::kernel;
 use qsweep::engine::cpu::CpuEngine;
 use qsweep::engine::gpu::{AdapterChoice, GpuEngine};
 use qsweep::engine::{Batch, Engine};
@@ -16,14 +17,20 @@ fn bench_engine(c: &mut Criterion, group_name: &str, engine: &mut dyn Engine) {
     let mut group = c.benchmark_group(group_name);
     group.sample_size(10);
     for case in standard_cases() {
-        let (params, tiles, slots) = case.parts(REPS, CUSTOMERS);
+        // The dynamic policies simulate all 100 servers per replication.
+        let customers = if case.params.kernel == kernel::DISPATCH {
+            CUSTOMERS / 10
+        } else {
+            CUSTOMERS
+        };
+        let (params, tiles, slots) = case.parts(REPS, customers);
         let batch = Batch {
             params: &params,
             tiles: &tiles,
             table: &case.table,
             slots,
         };
-        group.throughput(Throughput::Elements(u64::from(REPS) * u64::from(CUSTOMERS)));
+        group.throughput(Throughput::Elements(u64::from(REPS) * u64::from(customers)));
         group.bench_function(case.name, |b| {
             b.iter(|| engine.run(&batch).expect("engine run"))
         });

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use crate::contract::{kernel, law_kind, thinning, Law, PointParams, Tile};
+use crate::contract::{dispatch, kernel, law_kind, thinning, Law, PointParams, Tile};
 use crate::engine::schedule::tiles_for_point;
 use crate::engine::{Batch, Engine};
 
@@ -53,7 +53,8 @@ fn point(
 }
 
 /// The standard cases: each policy, and `random` with exp, Weibull and
-/// empirical service, all at rho = 0.9 except M/M/51 at 0.98.
+/// empirical service, all at rho = 0.9 except M/M/51 at 0.98; the dynamic
+/// policies (whole system simulated) with 100 servers.
 pub fn standard_cases() -> Vec<BenchCase> {
     let exp = |m: f32| law(law_kind::EXP, [m, 0.0, 0.0, 0.0]);
     // Clamped Weibull(0.46) of the study, mean ≈ 0.264: lambda/R such that rho = 0.9.
@@ -128,6 +129,11 @@ pub fn standard_cases() -> Vec<BenchCase> {
             ),
             table: vec![0.0],
         },
+        dynamic("jsq R=100", dispatch::JSQ, 1, 1),
+        dynamic("pod(d=2) R=100", dispatch::POD, 2, 1),
+        dynamic("jiq R=100", dispatch::JIQ, 1, 1),
+        dynamic("lwl R=100", dispatch::LWL, 1, 1),
+        dynamic("central R=100, 4 routers", dispatch::CENTRAL, 1, 4),
         BenchCase {
             name: "central M/M/1000",
             params: point(
@@ -141,6 +147,25 @@ pub fn standard_cases() -> Vec<BenchCase> {
             table: vec![0.0],
         },
     ]
+}
+
+/// A dynamic policy on 100 exponential servers of mean 1 at rho = 0.9.
+fn dynamic(name: &'static str, policy: u32, choices: u32, routers: u32) -> BenchCase {
+    let mut params = point(
+        kernel::DISPATCH,
+        thinning::NONE,
+        100,
+        policy,
+        law(law_kind::EXP, [1.0, 0.0, 0.0, 0.0]),
+        1.0 / (0.9 * 100.0),
+    );
+    params.choices = choices;
+    params.routers = routers;
+    BenchCase {
+        name,
+        params,
+        table: vec![0.0],
+    }
 }
 
 impl BenchCase {
@@ -226,7 +251,8 @@ impl BenchRow {
 /// is grown from a probe until one timed call takes at least that long.
 pub fn measure_for(engine: &mut dyn Engine, case: &BenchCase, seconds: f64) -> Result<(f64, f64)> {
     let reps = 1024;
-    let mut customers = 2_000u32;
+    // Small first: the dynamic policies on a software adapter run at 10^5/s.
+    let mut customers = 500u32;
     loop {
         let (params, tiles, slots) = case.parts(reps, customers);
         let batch = Batch {
