@@ -172,6 +172,22 @@ impl<const N: usize> Lanes<N> {
         out
     }
 
+    /// `draw` on the lanes where `active` is set; the other lanes' streams
+    /// are left as they were (their values in the result are meaningless).
+    #[inline(always)]
+    pub fn masked<T>(&mut self, active: &[bool; N], draw: impl FnOnce(&mut Self) -> T) -> T {
+        let before = self.s;
+        let out = draw(self);
+        for (now, was) in self.s.iter_mut().zip(&before) {
+            for l in 0..N {
+                if !active[l] {
+                    now[l] = was[l];
+                }
+            }
+        }
+        out
+    }
+
     #[inline(always)]
     pub fn uniform_open0(&mut self) -> [f32; N] {
         self.next_u32()

@@ -14,7 +14,7 @@
 //!   variables", ACM TOMS 26(3), 2000, with the `U^(1/a)` boost for a < 1.
 
 use crate::contract::{law_kind, rep_status, thinning, Law, PointParams};
-use crate::rng::{Lanes, Stream};
+use crate::rng::Lanes;
 
 /// Iteration bound of the gamma rejection loop (acceptance is above 95%, so
 /// hitting it means broken parameters, reported through `RepResult::status`).
@@ -67,9 +67,10 @@ pub fn fast_ln(x: f32) -> f32 {
 pub fn normal_quantile(u: f32) -> f32 {
     let x = 2.0 * u - 1.0;
     // w = −ln(1 − x²) computed as −ln(4u(1 − u)) to avoid cancellation.
-    let mut w = -fast_ln(4.0 * u * (1.0 - u));
-    let p = if w < 5.0 {
-        w -= 2.5;
+    let w = -fast_ln(4.0 * u * (1.0 - u));
+    // Both branches' polynomials, then a select: lanes run in lock step.
+    let central = {
+        let w = w - 2.5;
         let mut p = 2.810_226_4e-8_f32;
         p = 3.432_739_4e-7 + p * w;
         p = -3.523_387_7e-6 + p * w;
@@ -79,8 +80,9 @@ pub fn normal_quantile(u: f32) -> f32 {
         p = -4.177_681_6e-3 + p * w;
         p = 2.466_407_3e-1 + p * w;
         1.501_409_4 + p * w
-    } else {
-        w = w.sqrt() - 3.0;
+    };
+    let tail = {
+        let w = w.sqrt() - 3.0;
         let mut p = -2.002_142_6e-4_f32;
         p = 1.009_505_6e-4 + p * w;
         p = 1.349_343_2e-3 + p * w;
@@ -91,6 +93,7 @@ pub fn normal_quantile(u: f32) -> f32 {
         p = 1.001_674 + p * w;
         2.832_976_8 + p * w
     };
+    let p = if w < 5.0 { central } else { tail };
     std::f32::consts::SQRT_2 * p * x
 }
 
@@ -140,15 +143,71 @@ impl<'a, const N: usize> Sampler<'a, N> {
         out
     }
 
-    /// Gamma(shape, scale) in every lane.
+    /// Gamma(shape, scale) in every lane, by Marsaglia and Tsang: lanes
+    /// try in lock step, and a lane that has accepted stops drawing (its
+    /// stream holds still), so each lane consumes exactly the words the
+    /// GPU's `gamma` does for its invocation. Sets `SAMPLER_BOUND` in a
+    /// lane's status if its rejection loop hits [`GAMMA_MAX_TRIES`].
     pub fn gamma(&mut self, shape: f32, scale: f32) -> [f32; N] {
-        let mut out = [0.0f32; N];
-        for (l, o) in out.iter_mut().enumerate() {
-            let mut stream = self.streams.lane(l);
-            *o = gamma_one(&mut stream, &mut self.status[l], shape, scale);
-            self.streams.set_lane(l, stream);
+        // Too large to inline into every replication loop, so it picks its
+        // own code generation: AVX2 where the CPU has it, as the loops do.
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            #[target_feature(enable = "avx2")]
+            unsafe fn avx2<const N: usize>(
+                s: &mut Sampler<'_, N>,
+                shape: f32,
+                scale: f32,
+            ) -> [f32; N] {
+                s.gamma_lanes(shape, scale)
+            }
+            // SAFETY: the CPU supports AVX2, checked just above.
+            return unsafe { avx2(self, shape, scale) };
         }
-        out
+        self.gamma_lanes(shape, scale)
+    }
+
+    #[inline(always)]
+    fn gamma_lanes(&mut self, shape: f32, scale: f32) -> [f32; N] {
+        let boosted = shape < 1.0;
+        let a = if boosted { shape + 1.0 } else { shape };
+        let d = a - 1.0 / 3.0;
+        let c = 1.0 / (9.0 * d).sqrt();
+        let mut result = [d; N];
+        let mut pending = [true; N];
+        for _ in 0..GAMMA_MAX_TRIES {
+            if !pending.contains(&true) {
+                break;
+            }
+            let z = map(
+                self.streams.masked(&pending, Lanes::uniform_open),
+                normal_quantile,
+            );
+            let u = self.streams.masked(&pending, Lanes::uniform_open0);
+            for l in 0..N {
+                let v = 1.0 + c * z[l];
+                let v3 = v * v * v;
+                let accept = pending[l]
+                    && v > 0.0
+                    && fast_ln(u[l]) < 0.5 * z[l] * z[l] + d - d * v3 + d * fast_ln(v3);
+                if accept {
+                    result[l] = d * v3;
+                    pending[l] = false;
+                }
+            }
+        }
+        for (status, &bound) in self.status.iter_mut().zip(&pending) {
+            if bound {
+                *status |= rep_status::SAMPLER_BOUND;
+            }
+        }
+        if boosted {
+            let u = self.streams.uniform_open0();
+            for l in 0..N {
+                result[l] *= (fast_ln(u[l]) / shape).exp();
+            }
+        }
+        map(result, |r| r * scale)
     }
 
     /// Sum of `m` exponential phases of the given mean (Erlang-m).
@@ -315,7 +374,7 @@ pub trait LawsVisitor {
 }
 
 /// Runs `v` compiled for `p`'s laws where they are among the common cases
-/// (Poisson arrivals, seen whole or thinned at random, with exponential,
+/// (Poisson arrivals, seen whole, thinned at random or every n-th, with exponential,
 /// Weibull, lognormal, deterministic or empirical service) and for laws
 /// read at run time otherwise. The CPU twin of the GPU's pipeline
 /// specialisation: the replication loop loses its per-customer dispatch on
@@ -342,6 +401,7 @@ pub fn with_laws<V: LawsVisitor>(p: &PointParams, v: V) -> V::Output {
     match effective_thinning(p) {
         thinning::NONE => by_service!(thinning::NONE),
         thinning::RANDOM => by_service!(thinning::RANDOM),
+        thinning::EVERY_NTH => by_service!(thinning::EVERY_NTH),
         _ => v.visit::<ANY, ANY, ANY>(),
     }
 }
@@ -370,39 +430,6 @@ fn empirical(table: &[f32], u: f32) -> f32 {
     a + frac * (b - a)
 }
 
-/// Gamma(shape, scale) by Marsaglia–Tsang on one stream; sets
-/// `SAMPLER_BOUND` in `status` if the rejection loop hits its bound.
-pub fn gamma_one(stream: &mut Stream, status: &mut u32, shape: f32, scale: f32) -> f32 {
-    let boosted = shape < 1.0;
-    let a = if boosted { shape + 1.0 } else { shape };
-    let d = a - 1.0 / 3.0;
-    let c = 1.0 / (9.0 * d).sqrt();
-    let mut result = d;
-    let mut accepted = false;
-    for _ in 0..GAMMA_MAX_TRIES {
-        let z = normal_quantile(stream.uniform_open());
-        let v = 1.0 + c * z;
-        let u = stream.uniform_open0();
-        if v <= 0.0 {
-            continue;
-        }
-        let v3 = v * v * v;
-        if fast_ln(u) < 0.5 * z * z + d - d * v3 + d * fast_ln(v3) {
-            result = d * v3;
-            accepted = true;
-            break;
-        }
-    }
-    if !accepted {
-        *status |= rep_status::SAMPLER_BOUND;
-    }
-    if boosted {
-        let u = stream.uniform_open0();
-        result *= (fast_ln(u) / shape).exp();
-    }
-    result * scale
-}
-
 /// ln(1 − 1/route_n) in f32, as the kernels compute it.
 pub fn ln_keep(p: &PointParams) -> f32 {
     if p.route_n > 1 {
@@ -415,6 +442,7 @@ pub fn ln_keep(p: &PointParams) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rng::Stream;
 
     fn law(kind: u32, p: [f32; 4]) -> Law {
         Law {
