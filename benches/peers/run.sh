@@ -41,16 +41,16 @@ log "pip install -r requirements.txt (pinned simpy, ciw)"
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 PY="$HERE/.venv/bin/python"
 
-# --- 2. qsweep (dev profile is opt-level 3; do not use --release here) ------
-log "cargo build"
+# --- 2. qsweep (release: what `cargo run --release` gives users) ------------
+log "cargo build --release"
 BUILD_NOTE=""
-if ! (cd "$REPO" && cargo build --quiet); then
-    [[ -x "$REPO/target/debug/qsweep" ]] || { log "cargo build failed and there is no qsweep binary"; exit 1; }
-    BUILD_NOTE="cargo build failed; measured the existing target/debug/qsweep, which may be stale"
+if ! (cd "$REPO" && cargo build --release --quiet); then
+    [[ -x "$REPO/target/release/qsweep" ]] || { log "cargo build failed and there is no qsweep binary"; exit 1; }
+    BUILD_NOTE="cargo build failed; measured the existing target/release/qsweep, which may be stale"
     log "WARNING: $BUILD_NOTE"
 fi
-# Run a frozen copy: target/debug/qsweep may be rebuilt by someone else mid-run.
-cp "$REPO/target/debug/qsweep" "$OUT/qsweep"
+# Run a frozen copy: target/release/qsweep may be rebuilt by someone else mid-run.
+cp "$REPO/target/release/qsweep" "$OUT/qsweep"
 QSWEEP="$OUT/qsweep"
 
 # --- 3. Machine --------------------------------------------------------------
@@ -60,7 +60,7 @@ QSWEEP="$OUT/qsweep"
     echo "cpu:     $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
     echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min, at start)"
     echo "python:  $("$PY" --version 2>&1); $("$PY" -m pip freeze --disable-pip-version-check | tr '\n' ' ')"
-    echo "binary:  target/debug/qsweep built $(date -u -r "$REPO/target/debug/qsweep" '+%Y-%m-%d %H:%M:%S UTC'), dev profile (opt-level 3)"
+    echo "binary:  target/release/qsweep built $(date -u -r "$REPO/target/release/qsweep" '+%Y-%m-%d %H:%M:%S UTC'), release profile"
     echo "qsweep:  $("$QSWEEP" --version) ($(cd "$REPO" && git rev-parse --short HEAD)$(cd "$REPO" && git diff --quiet HEAD -- src shaders || echo ', with uncommitted changes'))"
     echo "qsweep adapters:"
     "$QSWEEP" adapters 2>&1 | sed 's/^/  /' || true
