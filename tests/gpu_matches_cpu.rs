@@ -157,6 +157,17 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
         100,
         1,
     ));
+    // The largest central queue: R = 4000 (storage-memory heap,
+    // 11 sift levels, several passes on lavapipe).
+    params.push(point(
+        params.len() as u32,
+        exp_arr,
+        law(law_kind::EXP, 0, [3600.0, 0.0, 0.0, 0.0]),
+        kernel::KIEFER_WOLFOWITZ,
+        thinning::NONE,
+        4000,
+        1,
+    ));
     // The sift's edge cases: no level (1 server), a missing right child (2),
     // a full tree (3), a partial last level (6).
     for servers in [1, 2, 3, 6] {
