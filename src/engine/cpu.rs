@@ -1,8 +1,8 @@
 //! The CPU engine: the reference every GPU kernel is tested against, and the
 //! fallback where no adapter exists.
 //!
-//! `lindley` and `kiefer_wolfowitz` are twins of `shaders/lindley.wgsl` and
-//! `shaders/kiefer_wolfowitz.wgsl`, run on [`LANES`] replications in lock
+//! `lindley_loop` and `kiefer_wolfowitz_loop` are twins of `shaders/lindley.wgsl`
+//! and `shaders/kiefer_wolfowitz.wgsl`, run on [`LANES`] replications in lock
 //! step (each lane does exactly what one GPU invocation does). Tiles are
 //! handed to threads through an atomic counter; each replication depends only
 //! on its own stream and histogram counts add, so results do not depend on
@@ -151,50 +151,11 @@ impl<const N: usize> Recorders<N> {
 }
 
 /// One FIFO server per lane: Lindley's recursion W' = max(0, W + S − A)
-/// (Lindley, "The theory of queues with a single server", 1952), compiled
-/// for the point's laws (see [`with_laws`]).
-#[inline(always)]
-pub fn lindley<const N: usize>(
-    p: &PointParams,
-    reps: [u32; N],
-    active: usize,
-    table: &[f32],
-    hist: &mut [u32],
-) -> [RepResult; N] {
-    struct Run<'a, const N: usize> {
-        p: &'a PointParams,
-        reps: [u32; N],
-        active: usize,
-        table: &'a [f32],
-        hist: &'a mut [u32],
-    }
-    impl<const N: usize> LawsVisitor for Run<'_, N> {
-        type Output = [RepResult; N];
-        #[inline(always)]
-        fn visit<const A: u32, const T: u32, const S: u32>(self) -> [RepResult; N] {
-            lindley_loop::<N, A, T, S, _>(
-                self.p,
-                self.reps,
-                self.active,
-                self.table,
-                self.hist,
-                &mut |_, _| {},
-            )
-        }
-    }
-    let run = Run {
-        p,
-        reps,
-        active,
-        table,
-        hist,
-    };
-    with_laws(p, run)
-}
-
-/// [`lindley`] that also hands every customer's wait (warm-up included) to
-/// `on_customer(index, waits of the N lanes)`: the per-customer trace of a
-/// warm-up pilot (`warmup`). Reads the laws at run time.
+/// (Lindley, "The theory of queues with a single server", 1952), handing
+/// every customer's wait (warm-up included) to `on_customer(index, waits of
+/// the N lanes)`: the per-customer trace of a warm-up pilot (`warmup`).
+/// Reads the laws at run time; [`simulate_lanes`] is the compiled-per-law
+/// path the engine runs.
 pub fn lindley_traced<const N: usize, F: FnMut(u32, &[f32; N])>(
     p: &PointParams,
     reps: [u32; N],
@@ -242,7 +203,7 @@ fn lindley_loop<
     rec.finish(p.customers, rng.status)
 }
 
-/// Customers between rebases of the free-at times (see `kiefer_wolfowitz`).
+/// Customers between rebases of the free-at times (see [`kiefer_wolfowitz_traced`]).
 pub fn rebase_period(servers: u32) -> u32 {
     servers.max(32)
 }
@@ -254,57 +215,14 @@ pub fn rebase_period(servers: u32) -> u32 {
 /// it takes the earliest-free server (the root), waits max(0, free − t), and
 /// the root becomes start + service, sifted down with a fixed trip count
 /// (see [`replace_roots`]): no unpredictable branches on a CPU, no
-/// divergence on a GPU. Times
-/// are relative to an epoch that moves to the current arrival every
-/// `rebase_period` customers, keeping f32 precision (subtracting a constant
-/// and clamping at 0 preserves heap order). `heap` holds the lanes' heaps
-/// one after another.
-#[inline(always)]
-pub fn kiefer_wolfowitz<const N: usize>(
-    p: &PointParams,
-    reps: [u32; N],
-    active: usize,
-    table: &[f32],
-    hist: &mut [u32],
-    heap: &mut Vec<f32>,
-) -> [RepResult; N] {
-    struct Run<'a, const N: usize> {
-        p: &'a PointParams,
-        reps: [u32; N],
-        active: usize,
-        table: &'a [f32],
-        hist: &'a mut [u32],
-        heap: &'a mut Vec<f32>,
-    }
-    impl<const N: usize> LawsVisitor for Run<'_, N> {
-        type Output = [RepResult; N];
-        #[inline(always)]
-        fn visit<const A: u32, const T: u32, const S: u32>(self) -> [RepResult; N] {
-            kiefer_wolfowitz_loop::<N, A, T, S, _>(
-                self.p,
-                self.reps,
-                self.active,
-                self.table,
-                self.hist,
-                self.heap,
-                &mut |_, _| {},
-            )
-        }
-    }
-    let run = Run {
-        p,
-        reps,
-        active,
-        table,
-        hist,
-        heap,
-    };
-    with_laws(p, run)
-}
-
-/// [`kiefer_wolfowitz`] that also hands every customer's wait (warm-up
-/// included) to `on_customer(index, waits of the N lanes)`, as
-/// [`lindley_traced`] does.
+/// divergence on a GPU. Times are relative to an epoch that moves to the
+/// current arrival every `rebase_period` customers, keeping f32 precision
+/// (subtracting a constant and clamping at 0 preserves heap order). `heap`
+/// holds the lanes' heaps one after another.
+///
+/// Hands every customer's wait (warm-up included) to `on_customer`, as
+/// [`lindley_traced`] does; reads the laws at run time ([`simulate_lanes`]
+/// is the compiled-per-law path the engine runs).
 pub fn kiefer_wolfowitz_traced<const N: usize, F: FnMut(u32, &[f32; N])>(
     p: &PointParams,
     reps: [u32; N],
@@ -381,6 +299,57 @@ fn kiefer_wolfowitz_loop<
     rec.finish(p.customers, rng.status)
 }
 
+/// Simulate `N` replications of `p` in lock step, with the loop compiled
+/// for the point's laws where they are common ones (see [`with_laws`]):
+/// [`lindley_loop`] or [`kiefer_wolfowitz_loop`] by the point's kernel.
+#[inline(always)]
+pub fn simulate_lanes<const N: usize>(
+    p: &PointParams,
+    reps: [u32; N],
+    active: usize,
+    table: &[f32],
+    hist: &mut [u32],
+    heap: &mut Vec<f32>,
+) -> [RepResult; N] {
+    struct Group<'a, const N: usize> {
+        p: &'a PointParams,
+        reps: [u32; N],
+        active: usize,
+        table: &'a [f32],
+        hist: &'a mut [u32],
+        heap: &'a mut Vec<f32>,
+    }
+    impl<const N: usize> LawsVisitor for Group<'_, N> {
+        type Output = [RepResult; N];
+        #[inline(always)]
+        fn visit<const A: u32, const T: u32, const S: u32>(self) -> [RepResult; N] {
+            let Self {
+                p,
+                reps,
+                active,
+                table,
+                hist,
+                heap,
+            } = self;
+            let no_trace = &mut |_, _: &[f32; N]| {};
+            if p.kernel == kernel::LINDLEY {
+                lindley_loop::<N, A, T, S, _>(p, reps, active, table, hist, no_trace)
+            } else {
+                kiefer_wolfowitz_loop::<N, A, T, S, _>(p, reps, active, table, hist, heap, no_trace)
+            }
+        }
+    }
+    let group = Group {
+        p,
+        reps,
+        active,
+        table,
+        hist,
+        heap,
+    };
+    with_laws(p, group)
+}
+
 /// Levels a heap of `c` entries has below its root: floor(log2 c).
 pub fn heap_depth(servers: u32) -> u32 {
     31 - servers.max(1).leading_zeros()
@@ -447,10 +416,7 @@ fn run_tile(
         let active = ((end - r) as usize).min(LANES);
         // Pad a partial group with copies of its last replication.
         let reps: [u32; LANES] = std::array::from_fn(|l| r + (l.min(active - 1)) as u32);
-        let res = match p.kernel {
-            kernel::LINDLEY => lindley::<LANES>(p, reps, active, table, hist),
-            _ => kiefer_wolfowitz::<LANES>(p, reps, active, table, hist, heap),
-        };
+        let res = simulate_lanes::<LANES>(p, reps, active, table, hist, heap);
         out.extend_from_slice(&res[..active]);
         r += active as u32;
     }

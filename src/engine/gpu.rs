@@ -772,7 +772,6 @@ impl Engine for GpuEngine {
         // last one's timer and encodes the next (the queue runs them in
         // order, so a replication's passes still follow one another).
         let timer = self.timestamps.then(|| PassTimer::new(dev, &self.queue));
-        let mut in_flight: VecDeque<SubmittedPass> = VecDeque::new();
         let mut tracker = PassTracker::default();
         for plan in &plans {
             let groups_x = plan.tiles.min(MAX_GROUPS_PER_DIM);
@@ -812,15 +811,9 @@ impl Engine for GpuEngine {
                     entries.push(entry(6, &heap_buf));
                 }
                 // The oldest pass leaves the queue before its timer slot is reused.
-                if in_flight.len() == PASSES_IN_FLIGHT {
-                    let done = in_flight.pop_front().expect("a pass in flight");
-                    retire(
-                        (dev, &self.desc, &self.lost),
-                        &mut self.rate,
-                        done,
-                        timer.as_ref(),
-                        &mut tracker,
-                    )?;
+                if tracker.in_flight.len() == PASSES_IN_FLIGHT {
+                    let engine = (dev, &self.desc, &*self.lost);
+                    tracker.retire_oldest(engine, &mut self.rate, timer.as_ref())?;
                 }
                 let slot = tracker.submitted % PASSES_IN_FLIGHT;
                 let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -852,7 +845,7 @@ impl Engine for GpuEngine {
                 // checked again when the pass is retired.
                 self.check_error(scope, "a simulation dispatch")?;
                 tracker.submitted += 1;
-                in_flight.push_back(SubmittedPass {
+                tracker.in_flight.push_back(SubmittedPass {
                     index,
                     slot,
                     submitted: Instant::now(),
@@ -864,14 +857,9 @@ impl Engine for GpuEngine {
                 begin = end;
             }
         }
-        while let Some(done) = in_flight.pop_front() {
-            retire(
-                (dev, &self.desc, &self.lost),
-                &mut self.rate,
-                done,
-                timer.as_ref(),
-                &mut tracker,
-            )?;
+        while !tracker.in_flight.is_empty() {
+            let engine = (dev, &self.desc, &*self.lost);
+            tracker.retire_oldest(engine, &mut self.rate, timer.as_ref())?;
         }
         let device_seconds = tracker.device_seconds;
         self.last_device_seconds = device_seconds;
@@ -930,9 +918,10 @@ struct SubmittedPass {
     work: f64,
 }
 
-/// Timing and counts over a run's passes.
+/// The passes of a run in flight, and timing over those retired.
 #[derive(Default)]
 struct PassTracker {
+    in_flight: VecDeque<SubmittedPass>,
     submitted: usize,
     /// When the previous pass was retired: with passes queued back to back,
     /// a pass's device time starts then, not at its own submission.
@@ -1034,8 +1023,22 @@ impl PassTimer {
     }
 }
 
-/// Wait for a submitted pass, add its device time, and update the kernel's
-/// measured rate in `rate` (which sizes later dispatches).
+impl PassTracker {
+    /// Wait for the oldest pass in flight, add its device time, and update
+    /// the kernel's measured rate in `rate` (which sizes later dispatches).
+    fn retire_oldest(
+        &mut self,
+        engine: (&wgpu::Device, &AdapterDesc, &AtomicBool),
+        rate: &mut [f64; 3],
+        timer: Option<&PassTimer>,
+    ) -> Result<()> {
+        let pass = self.in_flight.pop_front().expect("a pass in flight");
+        retire(engine, rate, pass, timer, self)
+    }
+}
+
+/// Wait for `pass`, add its device time to `tracker`, and update its
+/// kernel's rate.
 fn retire(
     engine: (&wgpu::Device, &AdapterDesc, &AtomicBool),
     rate: &mut [f64; 3],
