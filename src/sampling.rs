@@ -62,6 +62,40 @@ pub fn fast_ln(x: f32) -> f32 {
     }
 }
 
+/// Exponential for the CPU engine: Cephes `expf` (Moshier, 1989), within
+/// 2 ulp over the normal range; +∞ above ln(f32::MAX), 0 where the result
+/// would be subnormal (as GPUs flush it). Branch-free and inlined, so
+/// replication loops vectorize (the libm call does not); the GPU uses its
+/// builtin `exp`, and the two differ only in the last bits.
+#[inline(always)]
+pub fn fast_exp(x: f32) -> f32 {
+    const MAX_ARG: f32 = 88.722_84;
+    const MIN_ARG: f32 = -87.336_55;
+    let xc = x.clamp(MIN_ARG, MAX_ARG);
+    // x = n·ln 2 + r, |r| ≤ ln(2)/2, with ln 2 split in two for exactness.
+    let n = (xc * std::f32::consts::LOG2_E + 0.5).floor();
+    let r = xc - n * 0.693_359_4 - n * -2.121_944_4e-4;
+    let z = r * r;
+    let mut p = 1.987_569_1e-4_f32;
+    p = p * r + 1.398_199_9e-3;
+    p = p * r + 8.333_452e-3;
+    p = p * r + 4.166_579_6e-2;
+    p = p * r + 1.666_666_5e-1;
+    p = p * r + 0.5; // Cephes: 5.0000001201e-1, which is 0.5 in f32
+    let y = p * z + r + 1.0;
+    // 2^n built from its exponent bits: n ∈ [−126, 128] after the clamp.
+    let n = n as i32;
+    let scaled =
+        y * f32::from_bits(((n.min(127) + 127) as u32) << 23) * if n > 127 { 2.0 } else { 1.0 };
+    if x > MAX_ARG {
+        f32::INFINITY
+    } else if x < MIN_ARG {
+        0.0
+    } else {
+        scaled
+    }
+}
+
 /// sqrt(2) · erfinv(2u − 1): the standard normal quantile at `u` ∈ (0, 1).
 #[inline(always)]
 pub fn normal_quantile(u: f32) -> f32 {
@@ -107,14 +141,20 @@ pub struct Sampler<'a, const N: usize> {
     pub status: [u32; N],
 }
 
-/// `f` applied lane by lane.
-#[inline(always)]
-fn map<const N: usize>(x: [f32; N], f: impl Fn(f32) -> f32) -> [f32; N] {
-    let mut out = [0.0f32; N];
-    for l in 0..N {
-        out[l] = f(x[l]);
-    }
-    out
+/// `$body` with `$v` bound to each lane of `$x` in turn, written as a plain
+/// loop rather than a closure so that it is always inlined into the
+/// replication loop (a closure that grows past LLVM's inlining threshold
+/// becomes a call compiled without the loop's AVX2).
+macro_rules! lanes {
+    ($x:expr, |$v:ident| $body:expr) => {{
+        let x = $x;
+        let mut out = [0.0f32; N];
+        for l in 0..N {
+            let $v = x[l];
+            out[l] = $body;
+        }
+        out
+    }};
 }
 
 impl<'a, const N: usize> Sampler<'a, N> {
@@ -129,7 +169,7 @@ impl<'a, const N: usize> Sampler<'a, N> {
     /// Exponential with the given mean, by inversion.
     #[inline(always)]
     pub fn exponential(&mut self, mean: f32) -> [f32; N] {
-        map(self.streams.uniform_open0(), |u| -mean * fast_ln(u))
+        lanes!(self.streams.uniform_open0(), |u| -mean * fast_ln(u))
     }
 
     /// Exponential with a mean per lane.
@@ -179,10 +219,9 @@ impl<'a, const N: usize> Sampler<'a, N> {
             if !pending.contains(&true) {
                 break;
             }
-            let z = map(
-                self.streams.masked(&pending, Lanes::uniform_open),
-                normal_quantile,
-            );
+            let z = lanes!(self.streams.masked(&pending, Lanes::uniform_open), |u| {
+                normal_quantile(u)
+            });
             let u = self.streams.masked(&pending, Lanes::uniform_open0);
             for l in 0..N {
                 let v = 1.0 + c * z[l];
@@ -204,10 +243,10 @@ impl<'a, const N: usize> Sampler<'a, N> {
         if boosted {
             let u = self.streams.uniform_open0();
             for l in 0..N {
-                result[l] *= (fast_ln(u[l]) / shape).exp();
+                result[l] *= fast_exp(fast_ln(u[l]) / shape);
             }
         }
-        map(result, |r| r * scale)
+        lanes!(result, |r| r * scale)
     }
 
     /// Sum of `m` exponential phases of the given mean (Erlang-m).
@@ -223,7 +262,7 @@ impl<'a, const N: usize> Sampler<'a, N> {
                 log_sum[l] += fast_ln(u[l]);
             }
         }
-        map(log_sum, |s| -phase_mean * s)
+        lanes!(log_sum, |s| -phase_mean * s)
     }
 
     /// One draw from `law` per lane, scaled and clamped.
@@ -249,28 +288,30 @@ impl<'a, const N: usize> Sampler<'a, N> {
                 let mean = branch.map(|b| if b < law.p[0] { law.p[1] } else { law.p[2] });
                 self.exponential_each(mean)
             }
-            law_kind::LOGNORMAL => map(self.streams.uniform_open(), |u| {
-                (law.p[0] + law.p[1] * normal_quantile(u)).exp()
+            law_kind::LOGNORMAL => lanes!(self.streams.uniform_open(), |u| {
+                fast_exp(law.p[0] + law.p[1] * normal_quantile(u))
             }),
-            law_kind::WEIBULL => map(self.streams.uniform_open(), |u| {
+            law_kind::WEIBULL => lanes!(self.streams.uniform_open(), |u| {
                 let e = -fast_ln(u);
-                law.p[0] * (law.p[1] * fast_ln(e)).exp()
+                law.p[0] * fast_exp(law.p[1] * fast_ln(e))
             }),
             law_kind::PARETO => {
                 let (alpha, lo, hi) = (law.p[0], law.p[1], law.p[2]);
-                let q = 1.0 - (alpha * fast_ln(lo / hi)).exp();
-                map(self.streams.uniform_closed0(), |u| {
-                    lo * (-fast_ln(1.0 - u * q) / alpha).exp()
+                let q = 1.0 - fast_exp(alpha * fast_ln(lo / hi));
+                lanes!(self.streams.uniform_closed0(), |u| {
+                    lo * fast_exp(-fast_ln(1.0 - u * q) / alpha)
                 })
             }
-            law_kind::UNIFORM => map(self.streams.uniform_closed0(), |u| law.p[0] + law.p[1] * u),
+            law_kind::UNIFORM => {
+                lanes!(self.streams.uniform_closed0(), |u| law.p[0] + law.p[1] * u)
+            }
             law_kind::EMPIRICAL => {
                 let table = &self.table[law.offset as usize..(law.offset + law.n) as usize];
-                map(self.streams.uniform_closed0(), |u| empirical(table, u))
+                lanes!(self.streams.uniform_closed0(), |u| empirical(table, u))
             }
             _ => [0.0; N],
         };
-        map(x, |x| (law.scale * x).max(law.lo).min(law.hi))
+        lanes!(x, |x| (law.scale * x).max(law.lo).min(law.hi))
     }
 
     /// Sum of `m` independent draws from `law` per lane, in closed form where
@@ -279,9 +320,9 @@ impl<'a, const N: usize> Sampler<'a, N> {
     /// rely on.
     pub fn draw_sum(&mut self, law: &Law, m: u32) -> [f32; N] {
         match law.kind {
-            law_kind::EXP => map(self.erlang(m, law.p[0]), |x| law.scale * x),
-            law_kind::ERLANG => map(self.erlang(m * law.n, law.p[0]), |x| law.scale * x),
-            law_kind::GAMMA => map(self.gamma(m as f32 * law.p[0], law.p[1]), |x| law.scale * x),
+            law_kind::EXP => lanes!(self.erlang(m, law.p[0]), |x| law.scale * x),
+            law_kind::ERLANG => lanes!(self.erlang(m * law.n, law.p[0]), |x| law.scale * x),
+            law_kind::GAMMA => lanes!(self.gamma(m as f32 * law.p[0], law.p[1]), |x| law.scale * x),
             law_kind::DET => [law.scale * law.p[0] * m as f32; N],
             _ => {
                 let mut sum = [0.0f32; N];
@@ -496,6 +537,22 @@ mod tests {
         }
         assert_eq!(fast_ln(1.0), 0.0);
         assert_eq!(fast_ln(0.0), f32::NEG_INFINITY);
+    }
+
+    #[test]
+    fn fast_exp_is_within_two_ulp_of_libm() {
+        let mut x = -87.3f32;
+        while x < 88.7 {
+            let (a, b) = (fast_exp(x), x.exp());
+            assert!((a - b).abs() <= 2.0 * f32::EPSILON * b, "{x}: {a} vs {b}");
+            x += 0.000_97;
+        }
+        assert_eq!(fast_exp(0.0), 1.0);
+        assert_eq!(fast_exp(89.0), f32::INFINITY);
+        assert_eq!(fast_exp(f32::INFINITY), f32::INFINITY);
+        assert_eq!(fast_exp(-88.0), 0.0);
+        assert_eq!(fast_exp(f32::NEG_INFINITY), 0.0);
+        assert!(fast_exp(88.72).is_finite());
     }
 
     #[test]
