@@ -410,20 +410,7 @@ impl GpuEngine {
             layout: &pipeline.get_bind_group_layout(0),
             entries: &[entry(0, &sink)],
         });
-        let timer = self.timestamps.then(|| {
-            let set = dev.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("peak timer"),
-                ty: wgpu::QueryType::Timestamp,
-                count: 2,
-            });
-            let resolve = dev.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("peak timer"),
-                size: 16,
-                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            });
-            (set, resolve, f64::from(self.queue.get_timestamp_period()))
-        });
+        let timer = self.timestamps.then(|| PassTimer::new(dev, &self.queue));
         let max_groups = u64::from(MAX_GROUPS_PER_DIM) * 64;
         let mut groups = 16u64;
         loop {
@@ -434,30 +421,26 @@ impl GpuEngine {
             {
                 let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some("peak"),
-                    timestamp_writes: timer.as_ref().map(|t| wgpu::ComputePassTimestampWrites {
-                        query_set: &t.0,
-                        beginning_of_pass_write_index: Some(0),
-                        end_of_pass_write_index: Some(1),
-                    }),
+                    timestamp_writes: timer.as_ref().map(|t| t.writes(0)),
                 });
                 pass.set_pipeline(&pipeline);
                 pass.set_bind_group(0, &bind_group, &[]);
                 pass.dispatch_workgroups(groups_x, groups_y, 1);
             }
-            if let Some((set, resolve, _)) = &timer {
-                enc.resolve_query_set(set, 0..2, resolve, 0);
+            if let Some(t) = &timer {
+                t.resolve(&mut enc, 0);
             }
             let started = Instant::now();
-            self.queue.submit([enc.finish()]);
-            dev.poll(wgpu::PollType::wait_indefinitely())
-                .map_err(|e| anyhow!("waiting for {}: {e}", self.desc.name))?;
+            let index = self.queue.submit([enc.finish()]);
+            dev.poll(wgpu::PollType::Wait {
+                submission_index: Some(index.clone()),
+                timeout: None,
+            })
+            .map_err(|e| anyhow!("waiting for {}: {e}", self.desc.name))?;
             let wall = started.elapsed().as_secs_f64();
             self.check_error(scope, "the peak-throughput dispatch")?;
             let secs = match &timer {
-                Some((_, resolve, period)) => {
-                    let ticks: Vec<u64> = read_buffer(dev, &self.queue, resolve, 16)?;
-                    ticks[1].saturating_sub(ticks[0]) as f64 * period * 1e-9
-                }
+                Some(t) => t.seconds(dev, 0, index)?,
                 None => wall,
             };
             let invocations = (u64::from(groups_x) * u64::from(groups_y) * 64) as f64;
@@ -537,13 +520,13 @@ fn sum_loop_cost(law: &Law, m: u64) -> u64 {
 
 /// Loop iterations per customer of a point, with margin.
 pub fn loop_cost_per_customer(p: &PointParams) -> u64 {
-    let arrival = match p.thinning {
-        thinning::RANDOM if p.route_n > 1 && p.arrival.kind != law_kind::EXP => {
+    let arrival = match crate::sampling::effective_thinning(p) {
+        thinning::RANDOM if p.arrival.kind != law_kind::EXP => {
             // A geometric number of draws, mean route_n: allow 3x the mean
             // over a pass (its sum over many customers is concentrated).
             3 * sum_loop_cost(&p.arrival, u64::from(p.route_n))
         }
-        thinning::EVERY_NTH if p.route_n > 1 => sum_loop_cost(&p.arrival, u64::from(p.route_n)),
+        thinning::EVERY_NTH => sum_loop_cost(&p.arrival, u64::from(p.route_n)),
         _ => law_loop_cost(&p.arrival),
     };
     let queue = if p.kernel == kernel::KIEFER_WOLFOWITZ {
@@ -1025,7 +1008,7 @@ impl PassTimer {
 
 impl PassTracker {
     /// Wait for the oldest pass in flight, add its device time, and update
-    /// the kernel's measured rate in `rate` (which sizes later dispatches).
+    /// its kernel's measured rate in `rate` (which sizes later dispatches).
     fn retire_oldest(
         &mut self,
         engine: (&wgpu::Device, &AdapterDesc, &AtomicBool),
@@ -1033,46 +1016,34 @@ impl PassTracker {
         timer: Option<&PassTimer>,
     ) -> Result<()> {
         let pass = self.in_flight.pop_front().expect("a pass in flight");
-        retire(engine, rate, pass, timer, self)
+        let (device, desc, lost) = engine;
+        device
+            .poll(wgpu::PollType::Wait {
+                submission_index: Some(pass.index.clone()),
+                timeout: None,
+            })
+            .map_err(|e| anyhow!("waiting for {}: {e}", desc.name))?;
+        if lost.load(Ordering::SeqCst) {
+            bail!("device lost on {} during a simulation dispatch", desc.name);
+        }
+        let now = Instant::now();
+        let started = self
+            .last_retired
+            .map_or(pass.submitted, |t| t.max(pass.submitted));
+        self.last_retired = Some(now);
+        let wall = now.duration_since(started).as_secs_f64();
+        let secs = match timer {
+            Some(t) => t.seconds(device, pass.slot, pass.index)?,
+            None => wall,
+        };
+        self.device_seconds += secs;
+        if secs > 0.0 {
+            // Track the measured rate; never grow more than 4x at once.
+            let r = &mut rate[pass.kernel];
+            *r = (pass.work / secs).min(*r * 4.0);
+        }
+        Ok(())
     }
-}
-
-/// Wait for `pass`, add its device time to `tracker`, and update its
-/// kernel's rate.
-fn retire(
-    engine: (&wgpu::Device, &AdapterDesc, &AtomicBool),
-    rate: &mut [f64; 3],
-    pass: SubmittedPass,
-    timer: Option<&PassTimer>,
-    tracker: &mut PassTracker,
-) -> Result<()> {
-    let (device, desc, lost) = engine;
-    device
-        .poll(wgpu::PollType::Wait {
-            submission_index: Some(pass.index.clone()),
-            timeout: None,
-        })
-        .map_err(|e| anyhow!("waiting for {}: {e}", desc.name))?;
-    if lost.load(Ordering::SeqCst) {
-        bail!("device lost on {} during a simulation dispatch", desc.name);
-    }
-    let now = Instant::now();
-    let started = tracker
-        .last_retired
-        .map_or(pass.submitted, |t| t.max(pass.submitted));
-    tracker.last_retired = Some(now);
-    let wall = now.duration_since(started).as_secs_f64();
-    let secs = match timer {
-        Some(t) => t.seconds(device, pass.slot, pass.index.clone())?,
-        None => wall,
-    };
-    tracker.device_seconds += secs;
-    if secs > 0.0 {
-        // Track the measured rate; never grow more than 4x at once.
-        let r = &mut rate[pass.kernel];
-        *r = (pass.work / secs).min(*r * 4.0);
-    }
-    Ok(())
 }
 
 fn entry(binding: u32, buf: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
