@@ -132,6 +132,13 @@ fn hist_flush(lane: u32, slot: u32) {
     }
 }
 
+// Customers between rebases of a queue's free-at times to the current
+// arrival (twin of `cpu::rebase_period`; used by the Kiefer-Wolfowitz and
+// dispatch kernels).
+fn rebase_period(servers: u32) -> u32 {
+    return max(servers, 32u);
+}
+
 // Per-replication accumulators: f32 block sums folded into Kahan sums.
 struct Recorder {
     wait: vec4<f32>,   // Kahan sums: wait, sojourn, service, interarrival

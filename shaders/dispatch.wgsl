@@ -285,7 +285,7 @@ fn record(p: PointParams, wait: f32, service: f32, gap: f32) {
 fn run_lwl(p: PointParams, end: u32, clock: Clock) -> Clock {
     var t = clock.t;
     var since = clock.since;
-    let period = max(p.servers, 32u);
+    let period = rebase_period(p.servers);
     loop {
         if (done >= end) {
             break;
@@ -320,7 +320,7 @@ fn run_lwl(p: PointParams, end: u32, clock: Clock) -> Clock {
 fn run_system(p: PointParams, end: u32, total: u32, clock: Clock) -> Clock {
     var t = clock.t;
     var since = clock.since;
-    let period = max(p.servers, 32u);
+    let period = rebase_period(p.servers);
     loop {
         if (done >= end) {
             break;

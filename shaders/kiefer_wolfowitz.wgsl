@@ -30,10 +30,6 @@ fn hset(i: u32, v: f32, stride: u32, slot_lane: u32) {
 // An empty slot of the heap: larger than any free-at time.
 const HEAP_EMPTY: f32 = 3.4028235e38;
 
-fn rebase_period(servers: u32) -> u32 {
-    return max(servers, 32u);
-}
-
 // Runs customers [info.begin, info.end) of replication `rep` (see
 // lindley.wgsl); the heap stays in `heap` between passes.
 fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
