@@ -18,14 +18,7 @@ pub struct BenchCase {
 }
 
 fn law(kind: u32, p: [f32; 4]) -> Law {
-    Law {
-        kind,
-        p,
-        scale: 1.0,
-        lo: 0.0,
-        hi: f32::MAX,
-        ..Law::default()
-    }
+    Law::unclamped(kind, p)
 }
 
 fn point(

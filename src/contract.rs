@@ -167,6 +167,22 @@ pub struct PointParams {
     pub routers: u32,
 }
 
+impl Law {
+    /// A law of `kind` with parameters `p`, neither scaled nor clamped
+    /// (scale 1, range [0, f32::MAX]): the laws benchmarks and tests write
+    /// by hand (specs go through `dist`).
+    pub fn unclamped(kind: u32, p: [f32; 4]) -> Self {
+        Self {
+            kind,
+            p,
+            scale: 1.0,
+            lo: 0.0,
+            hi: f32::MAX,
+            ..Self::default()
+        }
+    }
+}
+
 impl PointParams {
     pub fn seed(&self) -> u64 {
         u64::from(self.seed_lo) | (u64::from(self.seed_hi) << 32)

@@ -486,14 +486,7 @@ mod tests {
     use crate::rng::Stream;
 
     fn law(kind: u32, p: [f32; 4]) -> Law {
-        Law {
-            kind,
-            p,
-            scale: 1.0,
-            lo: 0.0,
-            hi: f32::MAX,
-            ..Law::default()
-        }
+        Law::unclamped(kind, p)
     }
 
     fn sample_moments(l: &Law, n: usize) -> (f64, f64) {

@@ -535,14 +535,7 @@ fn several_routers_match_reference() {
 // Theory.
 
 fn law(kind: u32, p: [f32; 4]) -> Law {
-    Law {
-        kind,
-        p,
-        scale: 1.0,
-        lo: 0.0,
-        hi: f32::MAX,
-        ..Law::default()
-    }
+    Law::unclamped(kind, p)
 }
 
 /// A point for the engines directly.

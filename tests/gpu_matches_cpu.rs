@@ -12,13 +12,8 @@ use qsweep::engine::{Batch, Engine};
 
 fn law(kind: u32, n: u32, p: [f32; 4]) -> Law {
     Law {
-        kind,
         n,
-        p,
-        scale: 1.0,
-        lo: 0.0,
-        hi: f32::MAX,
-        ..Law::default()
+        ..Law::unclamped(kind, p)
     }
 }
 
