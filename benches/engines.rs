@@ -5,7 +5,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use qsweep::bench::standard_cases;
-use qsweep::contract::kernel;
+use qsweep::contract::Kernel;
 use qsweep::engine::cpu::CpuEngine;
 use qsweep::engine::gpu::{AdapterChoice, GpuEngine};
 use qsweep::engine::{Batch, Engine};
@@ -18,7 +18,7 @@ fn bench_engine(c: &mut Criterion, group_name: &str, engine: &mut dyn Engine) {
     group.sample_size(10);
     for case in standard_cases() {
         // The dynamic policies simulate all 100 servers per replication.
-        let customers = if case.params.kernel == kernel::DISPATCH {
+        let customers = if case.params.kernel() == Kernel::Dispatch {
             CUSTOMERS / 10
         } else {
             CUSTOMERS

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use crate::contract::{kernel, law_kind, thinning, Law, PointParams};
+use crate::contract::{Kernel, Law, LawKind, PointParams, Thinning};
 use crate::engine::cpu::CpuEngine;
 use crate::engine::gpu::{list_adapters, AdapterChoice, GpuEngine};
 use crate::engine::schedule::tiles_for_point;
@@ -193,7 +193,7 @@ pub fn calibrate_on(engine: &mut dyn Engine, sample: &Sample) -> Result<f64> {
 /// M/M/8 point), after a warm-up call.
 pub fn calibrate(engine: &mut dyn Engine) -> Result<f64> {
     let exp = |mean: f32| Law {
-        kind: law_kind::EXP,
+        kind: LawKind::Exp.code(),
         p: [mean, 0.0, 0.0, 0.0],
         scale: 1.0,
         lo: 0.0,
@@ -204,7 +204,7 @@ pub fn calibrate(engine: &mut dyn Engine) -> Result<f64> {
         arrival: exp(1.0),
         service: exp(service_mean),
         kernel: k,
-        thinning: thinning::NONE,
+        thinning: Thinning::None.code(),
         servers,
         route_n: 1,
         customers: 20_000,
@@ -215,8 +215,8 @@ pub fn calibrate(engine: &mut dyn Engine) -> Result<f64> {
         ..PointParams::default()
     };
     let params = [
-        point(0, kernel::LINDLEY, 1, 0.9),
-        point(1, kernel::KIEFER_WOLFOWITZ, 8, 7.2),
+        point(0, Kernel::Lindley.code(), 1, 0.9),
+        point(1, Kernel::KieferWolfowitz.code(), 8, 7.2),
     ];
     let reps = 256;
     let (mut tiles, s0) = tiles_for_point(0, reps, 0);

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use crate::contract::{dispatch, kernel, law_kind, thinning, Law, PointParams, Tile};
+use crate::contract::{DispatchPolicy, Kernel, Law, LawKind, PointParams, Thinning, Tile};
 use crate::engine::schedule::tiles_for_point;
 use crate::engine::{Batch, Engine};
 
@@ -17,7 +17,7 @@ pub struct BenchCase {
     pub table: Vec<f32>,
 }
 
-fn law(kind: u32, p: [f32; 4]) -> Law {
+fn law(kind: LawKind, p: [f32; 4]) -> Law {
     Law::unclamped(kind, p)
 }
 
@@ -30,7 +30,7 @@ fn point(
     arrival_mean: f32,
 ) -> PointParams {
     PointParams {
-        arrival: law(law_kind::EXP, [arrival_mean, 0.0, 0.0, 0.0]),
+        arrival: law(LawKind::Exp, [arrival_mean, 0.0, 0.0, 0.0]),
         service,
         kernel: k,
         thinning: thin,
@@ -49,24 +49,24 @@ fn point(
 /// empirical service, all at rho = 0.9 except M/M/51 at 0.98; the dynamic
 /// policies (whole system simulated) with 100 servers.
 pub fn standard_cases() -> Vec<BenchCase> {
-    let exp = |m: f32| law(law_kind::EXP, [m, 0.0, 0.0, 0.0]);
+    let exp = |m: f32| law(LawKind::Exp, [m, 0.0, 0.0, 0.0]);
     // Clamped Weibull(0.46) of the study, mean ≈ 0.264: lambda/R such that rho = 0.9.
     let weibull = Law {
         lo: 0.01,
         hi: 30.0,
-        ..law(law_kind::WEIBULL, [0.110_917_89, 1.0 / 0.46, 0.0, 0.0])
+        ..law(LawKind::Weibull, [0.110_917_89, 1.0 / 0.46, 0.0, 0.0])
     };
     let table: Vec<f32> = (1..=64).map(|i| 0.05 * i as f32).collect(); // mean 1.625
     let empirical = Law {
         n: 64,
-        ..law(law_kind::EMPIRICAL, [0.0; 4])
+        ..law(LawKind::Empirical, [0.0; 4])
     };
     vec![
         BenchCase {
             name: "random M/M/1",
             params: point(
-                kernel::LINDLEY,
-                thinning::RANDOM,
+                Kernel::Lindley.code(),
+                Thinning::Random.code(),
                 1,
                 51,
                 exp(0.9),
@@ -77,8 +77,8 @@ pub fn standard_cases() -> Vec<BenchCase> {
         BenchCase {
             name: "random M/G/1 weibull(0.46)",
             params: point(
-                kernel::LINDLEY,
-                thinning::RANDOM,
+                Kernel::Lindley.code(),
+                Thinning::Random.code(),
                 1,
                 51,
                 weibull,
@@ -89,8 +89,8 @@ pub fn standard_cases() -> Vec<BenchCase> {
         BenchCase {
             name: "random M/G/1 empirical",
             params: point(
-                kernel::LINDLEY,
-                thinning::RANDOM,
+                Kernel::Lindley.code(),
+                Thinning::Random.code(),
                 1,
                 51,
                 empirical,
@@ -101,8 +101,8 @@ pub fn standard_cases() -> Vec<BenchCase> {
         BenchCase {
             name: "round_robin E51/M/1",
             params: point(
-                kernel::LINDLEY,
-                thinning::EVERY_NTH,
+                Kernel::Lindley.code(),
+                Thinning::EveryNth.code(),
                 1,
                 51,
                 exp(0.9),
@@ -113,8 +113,8 @@ pub fn standard_cases() -> Vec<BenchCase> {
         BenchCase {
             name: "central M/M/51",
             params: point(
-                kernel::KIEFER_WOLFOWITZ,
-                thinning::NONE,
+                Kernel::KieferWolfowitz.code(),
+                Thinning::None.code(),
                 51,
                 1,
                 exp(51.0 * 0.98),
@@ -122,16 +122,21 @@ pub fn standard_cases() -> Vec<BenchCase> {
             ),
             table: vec![0.0],
         },
-        dynamic("jsq R=100", dispatch::JSQ, 1, 1),
-        dynamic("pod(d=2) R=100", dispatch::POD, 2, 1),
-        dynamic("jiq R=100", dispatch::JIQ, 1, 1),
-        dynamic("lwl R=100", dispatch::LWL, 1, 1),
-        dynamic("central R=100, 4 routers", dispatch::CENTRAL, 1, 4),
+        dynamic("jsq R=100", DispatchPolicy::Jsq.code(), 1, 1),
+        dynamic("pod(d=2) R=100", DispatchPolicy::Pod.code(), 2, 1),
+        dynamic("jiq R=100", DispatchPolicy::Jiq.code(), 1, 1),
+        dynamic("lwl R=100", DispatchPolicy::Lwl.code(), 1, 1),
+        dynamic(
+            "central R=100, 4 routers",
+            DispatchPolicy::Central.code(),
+            1,
+            4,
+        ),
         BenchCase {
             name: "central M/M/1000",
             params: point(
-                kernel::KIEFER_WOLFOWITZ,
-                thinning::NONE,
+                Kernel::KieferWolfowitz.code(),
+                Thinning::None.code(),
                 1000,
                 1,
                 exp(900.0),
@@ -145,11 +150,11 @@ pub fn standard_cases() -> Vec<BenchCase> {
 /// A dynamic policy on 100 exponential servers of mean 1 at rho = 0.9.
 fn dynamic(name: &'static str, policy: u32, choices: u32, routers: u32) -> BenchCase {
     let mut params = point(
-        kernel::DISPATCH,
-        thinning::NONE,
+        Kernel::Dispatch.code(),
+        Thinning::None.code(),
         100,
         policy,
-        law(law_kind::EXP, [1.0, 0.0, 0.0, 0.0]),
+        law(LawKind::Exp, [1.0, 0.0, 0.0, 0.0]),
         1.0 / (0.9 * 100.0),
     );
     params.choices = choices;

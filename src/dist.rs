@@ -32,7 +32,7 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::contract::{law_kind, Law};
+use crate::contract::{Law, LawKind};
 
 /// Every law name, in the order error messages list them.
 pub const LAW_NAMES: [&str; 10] = [
@@ -382,52 +382,52 @@ impl Dist {
         let f = |x: f64| x as f32;
         match &self.shape {
             Shape::Exp { mean } => {
-                law.kind = law_kind::EXP;
+                law.kind = LawKind::Exp.code();
                 law.p[0] = f(*mean);
             }
             Shape::Det { value } => {
-                law.kind = law_kind::DET;
+                law.kind = LawKind::Det.code();
                 law.p[0] = f(*value);
             }
             Shape::Erlang { k, phase_mean } => {
-                law.kind = law_kind::ERLANG;
+                law.kind = LawKind::Erlang.code();
                 law.n = *k;
                 law.p[0] = f(*phase_mean);
             }
             Shape::Gamma { shape, scale } => {
-                law.kind = law_kind::GAMMA;
+                law.kind = LawKind::Gamma.code();
                 law.p[0] = f(*shape);
                 law.p[1] = f(*scale);
             }
             Shape::HyperExp { p1, mean1, mean2 } => {
-                law.kind = law_kind::HYPEREXP;
+                law.kind = LawKind::HyperExp.code();
                 law.p[0] = f(*p1);
                 law.p[1] = f(*mean1);
                 law.p[2] = f(*mean2);
             }
             Shape::LogNormal { mu, sigma } => {
-                law.kind = law_kind::LOGNORMAL;
+                law.kind = LawKind::LogNormal.code();
                 law.p[0] = f(*mu);
                 law.p[1] = f(*sigma);
             }
             Shape::Weibull { scale, shape } => {
-                law.kind = law_kind::WEIBULL;
+                law.kind = LawKind::Weibull.code();
                 law.p[0] = f(*scale);
                 law.p[1] = f(1.0 / shape);
             }
             Shape::Pareto { alpha, lo, hi } => {
-                law.kind = law_kind::PARETO;
+                law.kind = LawKind::Pareto.code();
                 law.p[0] = f(*alpha);
                 law.p[1] = f(*lo);
                 law.p[2] = f(*hi);
             }
             Shape::Uniform { min, width } => {
-                law.kind = law_kind::UNIFORM;
+                law.kind = LawKind::Uniform.code();
                 law.p[0] = f(*min);
                 law.p[1] = f(*width);
             }
             Shape::Empirical { values, scale } => {
-                law.kind = law_kind::EMPIRICAL;
+                law.kind = LawKind::Empirical.code();
                 law.n = values.len() as u32;
                 law.offset = table.len() as u32;
                 law.scale = f(*scale);
@@ -1647,17 +1647,20 @@ mod tests {
         let l = law("exp(mean=0.5)", &mut table);
         assert_eq!(
             (l.kind, l.p[0], l.scale, l.lo, l.hi),
-            (law_kind::EXP, 0.5, 1.0, 0.0, f32::MAX)
+            (LawKind::Exp.code(), 0.5, 1.0, 0.0, f32::MAX)
         );
         let l = law("det(value=2,min=1,max=3)", &mut table);
-        assert_eq!((l.kind, l.p[0], l.lo, l.hi), (law_kind::DET, 2.0, 1.0, 3.0));
+        assert_eq!(
+            (l.kind, l.p[0], l.lo, l.hi),
+            (LawKind::Det.code(), 2.0, 1.0, 3.0)
+        );
         let l = law("erlang(k=4,mean=2)", &mut table);
-        assert_eq!((l.kind, l.n, l.p[0]), (law_kind::ERLANG, 4, 0.5));
+        assert_eq!((l.kind, l.n, l.p[0]), (LawKind::Erlang.code(), 4, 0.5));
         let l = law("gamma(shape=0.5,mean=2)", &mut table);
-        assert_eq!((l.kind, l.p[0], l.p[1]), (law_kind::GAMMA, 0.5, 4.0));
+        assert_eq!((l.kind, l.p[0], l.p[1]), (LawKind::Gamma.code(), 0.5, 4.0));
         let l = law("hyperexp(scv=4,mean=2)", &mut table);
         let p1 = (1.0 + (0.6f64).sqrt()) / 2.0;
-        assert_eq!(l.kind, law_kind::HYPEREXP);
+        assert_eq!(l.kind, LawKind::HyperExp.code());
         assert_eq!(
             l.p[..3],
             [p1 as f32, (1.0 / p1) as f32, (1.0 / (1.0 - p1)) as f32]
@@ -1665,22 +1668,22 @@ mod tests {
         let l = law("lognormal(sigma=0.5,median=2)", &mut table);
         assert_eq!(
             (l.kind, l.p[0], l.p[1]),
-            (law_kind::LOGNORMAL, 2f64.ln() as f32, 0.5)
+            (LawKind::LogNormal.code(), 2f64.ln() as f32, 0.5)
         );
         let l = law("weibull(shape=0.5,scale=3,min=0.01,max=30)", &mut table);
         assert_eq!(
             (l.kind, l.p[0], l.p[1], l.lo, l.hi),
-            (law_kind::WEIBULL, 3.0, 2.0, 0.01, 30.0)
+            (LawKind::Weibull.code(), 3.0, 2.0, 0.01, 30.0)
         );
         let l = law("pareto(alpha=1.5,min=1,max=100)", &mut table);
         assert_eq!(
             (l.kind, l.p[..3].to_vec(), l.lo, l.hi),
-            (law_kind::PARETO, vec![1.5, 1.0, 100.0], 0.0, f32::MAX)
+            (LawKind::Pareto.code(), vec![1.5, 1.0, 100.0], 0.0, f32::MAX)
         );
         let l = law("uniform(min=1,max=3)", &mut table);
         assert_eq!(
             (l.kind, l.p[0], l.p[1], l.lo, l.hi),
-            (law_kind::UNIFORM, 1.0, 2.0, 0.0, f32::MAX)
+            (LawKind::Uniform.code(), 1.0, 2.0, 0.0, f32::MAX)
         );
         for l in [
             law("exp(rate=2)", &mut table),
@@ -1697,7 +1700,7 @@ mod tests {
         let l = d.to_law(&mut table);
         assert_eq!(
             (l.kind, l.n, l.offset, l.scale),
-            (law_kind::EMPIRICAL, 3, 1, 1.0)
+            (LawKind::Empirical.code(), 3, 1, 1.0)
         );
         let l2 = empirical("law-b.txt", "0.5\n0.25\n", ",max=0.4").to_law(&mut table);
         assert_eq!((l2.n, l2.offset, l2.scale, l2.hi), (2, 4, 1.0, 0.4));
@@ -1712,7 +1715,10 @@ mod tests {
         let l = arr("weibull(shape=0.5)")
             .with_mean(2.0)
             .to_law(&mut Vec::new());
-        assert_eq!((l.kind, l.scale, l.p[1]), (law_kind::WEIBULL, 1.0, 2.0));
+        assert_eq!(
+            (l.kind, l.scale, l.p[1]),
+            (LawKind::Weibull.code(), 1.0, 2.0)
+        );
         assert!(
             (f64::from(l.p[0]) - 1.0).abs() < 1e-6,
             "2 = lambda Gamma(3)"

@@ -34,7 +34,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
-use crate::contract::{RepResult, Tile, HISTS_PER_SLOT, HIST_BINS, TILE_REPS};
+use crate::contract::{RepResult, Tile, HIST_BINS, TILE_REPS};
 use crate::engine::schedule::{batch_start, hist_batches};
 use crate::engine::{Batch, Engine};
 use crate::stats::{point_stats, PointStats};
@@ -114,7 +114,7 @@ pub fn first_round(p: &PreparedPoint, reps: u32) -> u32 {
 struct State {
     sections: u32,
     reps: Vec<RepResult>,
-    /// One `HISTS_PER_SLOT × HIST_BINS` histogram per section.
+    /// One `HIST_BINS` wait histogram per section.
     hist: Vec<Vec<u64>>,
     n: u32,
     seconds: f64,
@@ -128,7 +128,7 @@ struct State {
 impl State {
     fn new(reps0: u32) -> State {
         let sections = hist_batches(reps0);
-        let per_slot = (HISTS_PER_SLOT * HIST_BINS) as usize;
+        let per_slot = HIST_BINS as usize;
         let next = (0..sections)
             .map(|b| {
                 let (s, e) = (
@@ -201,7 +201,7 @@ pub fn run_points_until<'p>(
     stop: &AtomicBool,
 ) -> Result<()> {
     let per_rep = |p: &PreparedPoint| f64::from(p.params.customers) + f64::from(p.params.warmup);
-    let per_slot = (HISTS_PER_SLOT * HIST_BINS) as usize;
+    let per_slot = HIST_BINS as usize;
     let mut start = 0;
     while start < points.len() {
         // A chunk: as many points as the first rounds' budget allows.

@@ -36,7 +36,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::contract::{dispatch, kernel, thinning};
+use crate::contract::{DispatchPolicy, Kernel, Thinning};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Routing {
@@ -109,29 +109,35 @@ impl Routing {
     pub fn shape(self, servers: u32, workers: u32, routers: u32) -> QueueShape {
         if self.is_dynamic(routers) {
             let policy = match self {
-                Routing::Jsq => dispatch::JSQ,
-                Routing::Pod => dispatch::POD,
-                Routing::Jiq => dispatch::JIQ,
-                Routing::Lwl => dispatch::LWL,
-                _ => dispatch::CENTRAL,
+                Routing::Jsq => DispatchPolicy::Jsq,
+                Routing::Pod => DispatchPolicy::Pod,
+                Routing::Jiq => DispatchPolicy::Jiq,
+                Routing::Lwl => DispatchPolicy::Lwl,
+                Routing::Central => DispatchPolicy::Central,
+                Routing::Random | Routing::RoundRobin => {
+                    unreachable!("{self} is not a dynamic policy")
+                }
             };
             return QueueShape {
-                kernel: kernel::DISPATCH,
-                thinning: thinning::NONE,
+                kernel: Kernel::Dispatch,
+                thinning: Thinning::None,
                 servers,
-                route_n: policy,
+                route_n: policy.code(),
             };
         }
         let (thin, c, route_n) = match self {
-            Routing::RoundRobin => (thinning::EVERY_NTH, workers, servers),
-            Routing::Central => (thinning::NONE, servers * workers, 1),
-            _ => (thinning::RANDOM, workers, servers),
+            Routing::RoundRobin => (Thinning::EveryNth, workers, servers),
+            Routing::Central => (Thinning::None, servers * workers, 1),
+            Routing::Random => (Thinning::Random, workers, servers),
+            Routing::Jsq | Routing::Pod | Routing::Jiq | Routing::Lwl => {
+                unreachable!("{self} is a dynamic policy")
+            }
         };
         QueueShape {
             kernel: if c == 1 {
-                kernel::LINDLEY
+                Kernel::Lindley
             } else {
-                kernel::KIEFER_WOLFOWITZ
+                Kernel::KieferWolfowitz
             },
             thinning: thin,
             servers: c,
@@ -143,9 +149,10 @@ impl Routing {
 /// The queue an engine simulates for one point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QueueShape {
-    pub kernel: u32,
-    pub thinning: u32,
+    pub kernel: Kernel,
+    pub thinning: Thinning,
     pub servers: u32,
+    /// R for thinning; the [`DispatchPolicy`] code for [`Kernel::Dispatch`].
     pub route_n: u32,
 }
 
@@ -179,10 +186,10 @@ mod tests {
 
     #[test]
     fn shapes() {
-        assert_eq!(Routing::Random.queue(51, 1).kernel, kernel::LINDLEY);
+        assert_eq!(Routing::Random.queue(51, 1).kernel, Kernel::Lindley);
         assert_eq!(Routing::Random.queue(51, 4).servers, 4);
         assert_eq!(Routing::Central.queue(51, 2).servers, 102);
-        assert_eq!(Routing::Central.queue(1, 1).kernel, kernel::LINDLEY);
+        assert_eq!(Routing::Central.queue(1, 1).kernel, Kernel::Lindley);
         assert_eq!("round-robin".parse::<Routing>(), Ok(Routing::RoundRobin));
         assert!("smart"
             .parse::<Routing>()
@@ -198,17 +205,20 @@ mod tests {
         let s = Routing::Pod.shape(100, 1, 1);
         assert_eq!(
             (s.kernel, s.servers, s.route_n),
-            (kernel::DISPATCH, 100, dispatch::POD)
+            (Kernel::Dispatch, 100, DispatchPolicy::Pod.code())
         );
-        assert_eq!(s.thinning, thinning::NONE);
-        assert_eq!(Routing::Lwl.queue(7, 1).route_n, dispatch::LWL);
+        assert_eq!(s.thinning, Thinning::None);
+        assert_eq!(Routing::Lwl.queue(7, 1).route_n, DispatchPolicy::Lwl.code());
         // One router leaves central as it was; several need the whole system.
         assert_eq!(
             Routing::Central.shape(7, 1, 1),
             Routing::Central.queue(7, 1)
         );
         let s = Routing::Central.shape(7, 1, 3);
-        assert_eq!((s.kernel, s.route_n), (kernel::DISPATCH, dispatch::CENTRAL));
+        assert_eq!(
+            (s.kernel, s.route_n),
+            (Kernel::Dispatch, DispatchPolicy::Central.code())
+        );
         assert_eq!(Routing::Random.shape(7, 1, 3), Routing::Random.queue(7, 1));
     }
 }

@@ -13,16 +13,9 @@
 //! - the gamma by Marsaglia and Tsang, "A simple method for generating gamma
 //!   variables", ACM TOMS 26(3), 2000, with the `U^(1/a)` boost for a < 1.
 
-use crate::contract::{law_kind, rep_status, thinning, Law, PointParams};
+use crate::contract::{rep_status, Law, LawKind, PointParams, Thinning};
+use crate::contract::{ERLANG_DIRECT_MAX, GAMMA_MAX_TRIES, GEOMETRIC_CAP};
 use crate::rng::Lanes;
-
-/// Iteration bound of the gamma rejection loop (acceptance is above 95%, so
-/// hitting it means broken parameters, reported through `RepResult::status`).
-pub const GAMMA_MAX_TRIES: u32 = 64;
-/// Erlang sums with more phases than this use the gamma sampler.
-pub const ERLANG_DIRECT_MAX: u32 = 16;
-/// Cap on the number of stream arrivals summed for one thinned arrival.
-pub const GEOMETRIC_CAP: u32 = 1 << 24;
 
 /// Natural logarithm for the CPU engine: Cephes `logf` (Moshier, "Methods
 /// and Programs for Mathematical Functions", 1989), within 2 ulp on normal
@@ -276,40 +269,43 @@ impl<'a, const N: usize> Sampler<'a, N> {
     /// a fixed kind lets a replication loop keep its state in registers.
     #[inline(always)]
     pub fn draw_as<const KIND: u32>(&mut self, law: &Law) -> [f32; N] {
-        let kind = if KIND == ANY { law.kind } else { KIND };
-        debug_assert_eq!(kind, law.kind);
+        let kind = if KIND == ANY {
+            law.kind()
+        } else {
+            LawKind::from_code(KIND).expect("KIND is a LawKind code or ANY")
+        };
+        debug_assert_eq!(kind, law.kind());
         let x = match kind {
-            law_kind::EXP => self.exponential(law.p[0]),
-            law_kind::DET => [law.p[0]; N],
-            law_kind::ERLANG => self.erlang(law.n, law.p[0]),
-            law_kind::GAMMA => self.gamma(law.p[0], law.p[1]),
-            law_kind::HYPEREXP => {
+            LawKind::Exp => self.exponential(law.p[0]),
+            LawKind::Det => [law.p[0]; N],
+            LawKind::Erlang => self.erlang(law.n, law.p[0]),
+            LawKind::Gamma => self.gamma(law.p[0], law.p[1]),
+            LawKind::HyperExp => {
                 let branch = self.streams.uniform_closed0();
                 let mean = branch.map(|b| if b < law.p[0] { law.p[1] } else { law.p[2] });
                 self.exponential_each(mean)
             }
-            law_kind::LOGNORMAL => lanes!(self.streams.uniform_open(), |u| {
+            LawKind::LogNormal => lanes!(self.streams.uniform_open(), |u| {
                 fast_exp(law.p[0] + law.p[1] * normal_quantile(u))
             }),
-            law_kind::WEIBULL => lanes!(self.streams.uniform_open(), |u| {
+            LawKind::Weibull => lanes!(self.streams.uniform_open(), |u| {
                 let e = -fast_ln(u);
                 law.p[0] * fast_exp(law.p[1] * fast_ln(e))
             }),
-            law_kind::PARETO => {
+            LawKind::Pareto => {
                 let (alpha, lo, hi) = (law.p[0], law.p[1], law.p[2]);
                 let q = 1.0 - fast_exp(alpha * fast_ln(lo / hi));
                 lanes!(self.streams.uniform_closed0(), |u| {
                     lo * fast_exp(-fast_ln(1.0 - u * q) / alpha)
                 })
             }
-            law_kind::UNIFORM => {
+            LawKind::Uniform => {
                 lanes!(self.streams.uniform_closed0(), |u| law.p[0] + law.p[1] * u)
             }
-            law_kind::EMPIRICAL => {
+            LawKind::Empirical => {
                 let table = &self.table[law.offset as usize..(law.offset + law.n) as usize];
                 lanes!(self.streams.uniform_closed0(), |u| empirical(table, u))
             }
-            _ => [0.0; N],
         };
         lanes!(x, |x| (law.scale * x).max(law.lo).min(law.hi))
     }
@@ -319,12 +315,17 @@ impl<'a, const N: usize> Sampler<'a, N> {
     /// summing otherwise. Arrival laws carry no clamps, which the shortcuts
     /// rely on.
     pub fn draw_sum(&mut self, law: &Law, m: u32) -> [f32; N] {
-        match law.kind {
-            law_kind::EXP => lanes!(self.erlang(m, law.p[0]), |x| law.scale * x),
-            law_kind::ERLANG => lanes!(self.erlang(m * law.n, law.p[0]), |x| law.scale * x),
-            law_kind::GAMMA => lanes!(self.gamma(m as f32 * law.p[0], law.p[1]), |x| law.scale * x),
-            law_kind::DET => [law.scale * law.p[0] * m as f32; N],
-            _ => {
+        match law.kind() {
+            LawKind::Exp => lanes!(self.erlang(m, law.p[0]), |x| law.scale * x),
+            LawKind::Erlang => lanes!(self.erlang(m * law.n, law.p[0]), |x| law.scale * x),
+            LawKind::Gamma => lanes!(self.gamma(m as f32 * law.p[0], law.p[1]), |x| law.scale * x),
+            LawKind::Det => [law.scale * law.p[0] * m as f32; N],
+            LawKind::HyperExp
+            | LawKind::LogNormal
+            | LawKind::Weibull
+            | LawKind::Pareto
+            | LawKind::Uniform
+            | LawKind::Empirical => {
                 let mut sum = [0.0f32; N];
                 for _ in 0..m {
                     let x = self.draw(law);
@@ -346,23 +347,27 @@ impl<'a, const N: usize> Sampler<'a, N> {
 
     /// [`next_interarrival`](Self::next_interarrival) compiled for arrival
     /// laws of kind `KIND` and the effective thinning `THIN` (see
-    /// [`effective_thinning`]); [`ANY`] reads either at run time.
+    /// [`PointParams::effective_thinning`]); [`ANY`] reads either at run time.
     #[inline(always)]
     pub fn next_interarrival_as<const KIND: u32, const THIN: u32>(
         &mut self,
         p: &PointParams,
         ln_keep: f32,
     ) -> [f32; N] {
-        let kind = if KIND == ANY { p.arrival.kind } else { KIND };
-        let thin = if THIN == ANY {
-            effective_thinning(p)
+        let kind = if KIND == ANY {
+            p.arrival.kind()
         } else {
-            THIN
+            LawKind::from_code(KIND).expect("KIND is a LawKind code or ANY")
         };
-        debug_assert_eq!((kind, thin), (p.arrival.kind, effective_thinning(p)));
+        let thin = if THIN == ANY {
+            p.effective_thinning()
+        } else {
+            Thinning::from_code(THIN).expect("THIN is a Thinning code or ANY")
+        };
+        debug_assert_eq!((kind, thin), (p.arrival.kind(), p.effective_thinning()));
         match thin {
-            thinning::RANDOM => {
-                if kind == law_kind::EXP {
+            Thinning::Random => {
+                if kind == LawKind::Exp {
                     // Poisson thinning: a Poisson stream split at random stays Poisson.
                     self.exponential(p.arrival.scale * p.arrival.p[0] * p.route_n as f32)
                 } else {
@@ -388,8 +393,8 @@ impl<'a, const N: usize> Sampler<'a, N> {
                     })
                 }
             }
-            thinning::EVERY_NTH => self.draw_sum(&p.arrival, p.route_n),
-            _ => self.draw_as::<KIND>(&p.arrival),
+            Thinning::EveryNth => self.draw_sum(&p.arrival, p.route_n),
+            Thinning::None => self.draw_as::<KIND>(&p.arrival),
         }
     }
 }
@@ -397,16 +402,6 @@ impl<'a, const N: usize> Sampler<'a, N> {
 /// Stands for "known only at run time" in the `KIND`/`THIN` parameters of
 /// [`Sampler::draw_as`] and [`Sampler::next_interarrival_as`].
 pub const ANY: u32 = u32::MAX;
-
-/// The thinning a point's queue actually sees: none when `route_n` is 1.
-#[inline(always)]
-pub fn effective_thinning(p: &PointParams) -> u32 {
-    if p.route_n > 1 {
-        p.thinning
-    } else {
-        thinning::NONE
-    }
-}
 
 /// Something generic over a point's sampling laws, run by [`with_laws`].
 pub trait LawsVisitor {
@@ -423,27 +418,30 @@ pub trait LawsVisitor {
 /// results as the generic one.
 #[inline(always)]
 pub fn with_laws<V: LawsVisitor>(p: &PointParams, v: V) -> V::Output {
-    use law_kind::*;
+    const EXP: u32 = LawKind::Exp.code();
     macro_rules! by_service {
         ($thin:expr) => {
-            match p.service.kind {
-                EXP => v.visit::<EXP, { $thin }, EXP>(),
-                WEIBULL => v.visit::<EXP, { $thin }, WEIBULL>(),
-                LOGNORMAL => v.visit::<EXP, { $thin }, LOGNORMAL>(),
-                DET => v.visit::<EXP, { $thin }, DET>(),
-                EMPIRICAL => v.visit::<EXP, { $thin }, EMPIRICAL>(),
-                _ => v.visit::<ANY, ANY, ANY>(),
+            match p.service.kind() {
+                LawKind::Exp => v.visit::<EXP, { $thin }, EXP>(),
+                LawKind::Weibull => v.visit::<EXP, { $thin }, { LawKind::Weibull.code() }>(),
+                LawKind::LogNormal => v.visit::<EXP, { $thin }, { LawKind::LogNormal.code() }>(),
+                LawKind::Det => v.visit::<EXP, { $thin }, { LawKind::Det.code() }>(),
+                LawKind::Empirical => v.visit::<EXP, { $thin }, { LawKind::Empirical.code() }>(),
+                LawKind::Erlang
+                | LawKind::Gamma
+                | LawKind::HyperExp
+                | LawKind::Pareto
+                | LawKind::Uniform => v.visit::<ANY, ANY, ANY>(),
             }
         };
     }
-    if p.arrival.kind != EXP {
+    if p.arrival.kind() != LawKind::Exp {
         return v.visit::<ANY, ANY, ANY>();
     }
-    match effective_thinning(p) {
-        thinning::NONE => by_service!(thinning::NONE),
-        thinning::RANDOM => by_service!(thinning::RANDOM),
-        thinning::EVERY_NTH => by_service!(thinning::EVERY_NTH),
-        _ => v.visit::<ANY, ANY, ANY>(),
+    match p.effective_thinning() {
+        Thinning::None => by_service!(Thinning::None.code()),
+        Thinning::Random => by_service!(Thinning::Random.code()),
+        Thinning::EveryNth => by_service!(Thinning::EveryNth.code()),
     }
 }
 
@@ -485,7 +483,7 @@ mod tests {
     use super::*;
     use crate::rng::Stream;
 
-    fn law(kind: u32, p: [f32; 4]) -> Law {
+    fn law(kind: LawKind, p: [f32; 4]) -> Law {
         Law::unclamped(kind, p)
     }
 
@@ -558,12 +556,12 @@ mod tests {
         };
         let table = [0.5f32, 1.0, 3.0];
         let laws = [
-            law(law_kind::EXP, [2.0, 0.0, 0.0, 0.0]),
-            law(law_kind::GAMMA, [0.7, 1.0, 0.0, 0.0]),
-            law(law_kind::HYPEREXP, [0.8, 0.5, 3.0, 0.0]),
+            law(LawKind::Exp, [2.0, 0.0, 0.0, 0.0]),
+            law(LawKind::Gamma, [0.7, 1.0, 0.0, 0.0]),
+            law(LawKind::HyperExp, [0.8, 0.5, 3.0, 0.0]),
             Law {
                 n: 3,
-                ..law(law_kind::EMPIRICAL, [0.0; 4])
+                ..law(LawKind::Empirical, [0.0; 4])
             },
         ];
         let mut wide = Sampler::<8>::new(&p, std::array::from_fn(|l| l as u32 * 3), &table);
@@ -589,39 +587,39 @@ mod tests {
 
     #[test]
     fn laws_have_their_means() {
-        assert_mean(law(law_kind::EXP, [2.0, 0.0, 0.0, 0.0]), 2.0, 4.0);
-        assert_mean(law(law_kind::DET, [1.5, 0.0, 0.0, 0.0]), 1.5, 1e-12);
-        let mut erl = law(law_kind::ERLANG, [0.5, 0.0, 0.0, 0.0]);
+        assert_mean(law(LawKind::Exp, [2.0, 0.0, 0.0, 0.0]), 2.0, 4.0);
+        assert_mean(law(LawKind::Det, [1.5, 0.0, 0.0, 0.0]), 1.5, 1e-12);
+        let mut erl = law(LawKind::Erlang, [0.5, 0.0, 0.0, 0.0]);
         erl.n = 4;
         assert_mean(erl, 2.0, 1.0);
         erl.n = 40;
         assert_mean(erl, 20.0, 10.0);
-        assert_mean(law(law_kind::GAMMA, [0.3, 2.0, 0.0, 0.0]), 0.6, 1.2);
-        assert_mean(law(law_kind::GAMMA, [7.5, 0.5, 0.0, 0.0]), 3.75, 1.875);
-        assert_mean(law(law_kind::HYPEREXP, [0.9, 0.5, 4.5, 0.0]), 0.9, 6.0);
+        assert_mean(law(LawKind::Gamma, [0.3, 2.0, 0.0, 0.0]), 0.6, 1.2);
+        assert_mean(law(LawKind::Gamma, [7.5, 0.5, 0.0, 0.0]), 3.75, 1.875);
+        assert_mean(law(LawKind::HyperExp, [0.9, 0.5, 4.5, 0.0]), 0.9, 6.0);
         // lognormal mu=0, sigma=0.5: mean e^0.125, var (e^0.25-1)e^0.25
         assert_mean(
-            law(law_kind::LOGNORMAL, [0.0, 0.5, 0.0, 0.0]),
+            law(LawKind::LogNormal, [0.0, 0.5, 0.0, 0.0]),
             0.125f64.exp(),
             0.365,
         );
         // Weibull scale 1, shape 2: mean Gamma(1.5) = 0.886227, var 1 - 0.785398
         assert_mean(
-            law(law_kind::WEIBULL, [1.0, 0.5, 0.0, 0.0]),
+            law(LawKind::Weibull, [1.0, 0.5, 0.0, 0.0]),
             0.886_227,
             0.2146,
         );
         // bounded Pareto alpha 2 on [1, 10]: mean = 2(1 - 0.1)/(1 - 0.01) = 1.818182
-        assert_mean(law(law_kind::PARETO, [2.0, 1.0, 10.0, 0.0]), 1.818_182, 1.4);
-        assert_mean(law(law_kind::UNIFORM, [1.0, 2.0, 0.0, 0.0]), 2.0, 1.0 / 3.0);
-        let mut emp = law(law_kind::EMPIRICAL, [0.0; 4]);
+        assert_mean(law(LawKind::Pareto, [2.0, 1.0, 10.0, 0.0]), 1.818_182, 1.4);
+        assert_mean(law(LawKind::Uniform, [1.0, 2.0, 0.0, 0.0]), 2.0, 1.0 / 3.0);
+        let mut emp = law(LawKind::Empirical, [0.0; 4]);
         emp.n = 3;
         assert_mean(emp, 2.25, 0.8);
     }
 
     #[test]
     fn clamps_apply_after_scale() {
-        let mut l = law(law_kind::EXP, [1.0, 0.0, 0.0, 0.0]);
+        let mut l = law(LawKind::Exp, [1.0, 0.0, 0.0, 0.0]);
         l.scale = 2.0;
         l.lo = 0.5;
         l.hi = 3.0;
@@ -637,18 +635,18 @@ mod tests {
     #[test]
     fn thinned_arrivals_have_scaled_means() {
         for (kind, thin) in [
-            (law_kind::EXP, thinning::RANDOM),
-            (law_kind::UNIFORM, thinning::RANDOM),
-            (law_kind::EXP, thinning::EVERY_NTH),
-            (law_kind::UNIFORM, thinning::EVERY_NTH),
+            (LawKind::Exp, Thinning::Random),
+            (LawKind::Uniform, Thinning::Random),
+            (LawKind::Exp, Thinning::EveryNth),
+            (LawKind::Uniform, Thinning::EveryNth),
         ] {
             let mut p = PointParams {
                 arrival: law(kind, [0.0, 2.0, 0.0, 0.0]),
-                thinning: thin,
+                thinning: thin.code(),
                 route_n: 5,
                 ..PointParams::default()
             };
-            if kind == law_kind::EXP {
+            if kind == LawKind::Exp {
                 p.arrival.p[0] = 1.0;
             }
             let table = [0.0f32];
@@ -661,7 +659,7 @@ mod tests {
                 / n as f64;
             assert!(
                 (mean - 5.0).abs() < 0.05,
-                "kind {kind} thinning {thin}: {mean}"
+                "kind {kind:?} thinning {thin:?}: {mean}"
             );
         }
     }

@@ -11,9 +11,7 @@
 //!   independent replication batches gives a Student t interval, centred on
 //!   the pooled estimate.
 
-use crate::contract::{
-    hist_bin_edges, RepResult, HISTS_PER_SLOT, HIST_BINS, HIST_OVERFLOW_BIN, HIST_ZERO_BIN,
-};
+use crate::contract::{hist_bin_edges, RepResult, HIST_BINS, HIST_OVERFLOW_BIN, HIST_ZERO_BIN};
 
 pub use crate::dist::ln_gamma;
 
@@ -218,7 +216,7 @@ pub fn convolved_quantile(
 }
 
 /// Statistics from one point's replications and its histogram batches
-/// (`batches` slices of `HISTS_PER_SLOT × HIST_BINS` counts). `scale` is
+/// (`batches` slices of `HIST_BINS` wait counts). `scale` is
 /// the histogram scale (1 / `inv_hist_scale`); `service_cdf` is the service
 /// law's CDF, for sojourn percentiles.
 pub fn point_stats(
@@ -238,7 +236,7 @@ pub fn point_stats(
         .map(|r| f64::from(r.max_wait))
         .fold(0.0, f64::max);
     let bins = HIST_BINS as usize;
-    let per_slot = (HISTS_PER_SLOT * HIST_BINS) as usize;
+    let per_slot = HIST_BINS as usize;
     let mut pooled = vec![0u64; per_slot];
     for b in batches {
         for (p, &c) in pooled.iter_mut().zip(b.iter()) {

@@ -10,7 +10,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use crate::analytic::{self, Baseline, Family, LawMoments, Policy, QueueInput};
-use crate::contract::{rep_status, PointParams, HISTS_PER_SLOT, HIST_BINS};
+use crate::contract::{rep_status, PointParams, HIST_BINS};
 use crate::dist::Dist;
 use crate::engine::schedule::tiles_for_point;
 use crate::engine::{Batch, Engine};
@@ -76,8 +76,8 @@ pub fn point_params(spec: &Spec, g: &GridPoint, table: &mut Vec<f32>) -> PointPa
     PointParams {
         arrival: g.arrival.to_law(table),
         service: g.service.to_law(table),
-        kernel: shape.kernel,
-        thinning: shape.thinning,
+        kernel: shape.kernel.code(),
+        thinning: shape.thinning.code(),
         servers: shape.servers,
         route_n: shape.route_n,
         customers: spec.run.customers,
@@ -226,7 +226,7 @@ pub fn run_points_until<'p>(
             .run(&batch)
             .with_context(|| failed_on(engine, &chunk[0].grid, &chunk[chunk.len() - 1].grid))?;
         let seconds = started.elapsed().as_secs_f64();
-        let per_slot = (HISTS_PER_SLOT * HIST_BINS) as usize;
+        let per_slot = HIST_BINS as usize;
         // Tiles of a point are contiguous, so are its results.
         let mut rep_offset = 0usize;
         let total: f64 = chunk

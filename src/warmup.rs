@@ -56,7 +56,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use crate::contract::{kernel, PointParams, HISTS_PER_SLOT, HIST_BINS};
+use crate::contract::{Kernel, PointParams, HIST_BINS};
 use crate::engine::cpu::{kiefer_wolfowitz_traced, lindley_traced, LANES};
 use crate::engine::dispatch;
 use crate::sweep::PreparedPoint;
@@ -192,7 +192,7 @@ pub fn warmup_for(truncation: u64, customers: u32) -> u32 {
 
 /// First pilot length for a run of `customers` per replication.
 pub fn pilot_length(p: &PointParams) -> u32 {
-    if p.kernel == kernel::DISPATCH {
+    if p.kernel() == Kernel::Dispatch {
         let m = p
             .customers
             .clamp(DISPATCH_SECTIONS * 100, DISPATCH_PILOT_START_MAX);
@@ -225,7 +225,7 @@ unsafe fn traced_batch_means_avx2(p: &PointParams, table: &[f32]) -> Vec<f64> {
 fn traced_batch_means_plain(p: &PointParams, table: &[f32]) -> Vec<f64> {
     let n = p.customers as usize;
     let mut sums = vec![0.0f64; n / MSER_BATCH];
-    let mut hist = vec![0u32; (HISTS_PER_SLOT * HIST_BINS) as usize];
+    let mut hist = vec![0u32; HIST_BINS as usize];
     let mut heap = Vec::new();
     for group in 0..PILOT_REPS / LANES as u32 {
         let reps: [u32; LANES] =
@@ -240,7 +240,7 @@ fn traced_batch_means_plain(p: &PointParams, table: &[f32]) -> Vec<f64> {
                 *s += lane_sum;
             }
         };
-        if p.kernel == kernel::LINDLEY {
+        if p.kernel() == Kernel::Lindley {
             lindley_traced::<LANES, _>(p, reps, LANES, table, &mut hist, &mut on);
         } else {
             kiefer_wolfowitz_traced::<LANES, _>(
@@ -259,7 +259,7 @@ fn traced_batch_means_plain(p: &PointParams, table: &[f32]) -> Vec<f64> {
 fn dispatch_section_means(p: &PointParams, table: &[f32]) -> Vec<f64> {
     let sections = DISPATCH_SECTIONS;
     let m = p.customers / sections;
-    let mut hist = vec![0u32; (HISTS_PER_SLOT * HIST_BINS) as usize];
+    let mut hist = vec![0u32; HIST_BINS as usize];
     let mut means = vec![0.0f64; sections as usize];
     for r in 0..DISPATCH_PILOT_REPS {
         let mut prev = 0.0f64;
@@ -284,7 +284,7 @@ fn dispatch_section_means(p: &PointParams, table: &[f32]) -> Vec<f64> {
 /// The pilot of one point (its `customers` and `warmup` are the run's; the
 /// pilot sets its own).
 pub fn pilot(p: &PointParams, table: &[f32]) -> Pilot {
-    let dispatch_kernel = p.kernel == kernel::DISPATCH;
+    let dispatch_kernel = p.kernel() == Kernel::Dispatch;
     let max = if dispatch_kernel {
         DISPATCH_PILOT_MAX
     } else {

@@ -86,7 +86,7 @@ fn every_standard_case_but_dispatch_has_an_operation_count() {
     for case in standard_cases() {
         let source = Specialization::of(&case.params).source();
         let ops = ops_per_customer(&source, &case.params);
-        if case.params.kernel == qsweep::contract::kernel::DISPATCH {
+        if case.params.kernel() == qsweep::contract::Kernel::Dispatch {
             assert_eq!(ops, None, "{}", case.name);
         } else {
             assert!(ops.is_some_and(|o| o > 10.0), "{}: {ops:?}", case.name);

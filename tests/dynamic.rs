@@ -26,7 +26,7 @@ use std::collections::VecDeque;
 use std::path::Path;
 
 use qsweep::contract::RepResult;
-use qsweep::contract::{dispatch, kernel, law_kind, rep_status, thinning, Law, PointParams};
+use qsweep::contract::{rep_status, DispatchPolicy, Kernel, Law, LawKind, PointParams, Thinning};
 use qsweep::engine::cpu::CpuEngine;
 use qsweep::engine::schedule::tiles_for_point;
 use qsweep::engine::{Batch, Engine};
@@ -534,7 +534,7 @@ fn several_routers_match_reference() {
 // ---------------------------------------------------------------------------
 // Theory.
 
-fn law(kind: u32, p: [f32; 4]) -> Law {
+fn law(kind: LawKind, p: [f32; 4]) -> Law {
     Law::unclamped(kind, p)
 }
 
@@ -544,7 +544,7 @@ fn point(index: u32, k: u32, policy: u32, servers: u32, arrival: Law, service: L
         arrival,
         service,
         kernel: k,
-        thinning: thinning::NONE,
+        thinning: Thinning::None.code(),
         servers,
         route_n: policy,
         customers: 3_000,
@@ -586,24 +586,24 @@ fn lwl_equals_central_replication_by_replication() {
     let weibull = Law {
         lo: 0.01,
         hi: 30.0,
-        ..law(law_kind::WEIBULL, [0.3, 1.0 / 0.46, 0.0, 0.0])
+        ..law(LawKind::Weibull, [0.3, 1.0 / 0.46, 0.0, 0.0])
     };
     let mut params = Vec::new();
     for (servers, service, mean_service) in [
-        (2, law(law_kind::EXP, [1.0, 0.0, 0.0, 0.0]), 1.0f32),
-        (7, law(law_kind::EXP, [1.0, 0.0, 0.0, 0.0]), 1.0),
+        (2, law(LawKind::Exp, [1.0, 0.0, 0.0, 0.0]), 1.0f32),
+        (7, law(LawKind::Exp, [1.0, 0.0, 0.0, 0.0]), 1.0),
         (64, weibull, 0.5),
-        (300, law(law_kind::EXP, [1.0, 0.0, 0.0, 0.0]), 1.0),
+        (300, law(LawKind::Exp, [1.0, 0.0, 0.0, 0.0]), 1.0),
     ] {
         // rho = 0.95 (Weibull: roughly).
         let arrival = law(
-            law_kind::EXP,
+            LawKind::Exp,
             [mean_service / (0.95 * servers as f32), 0.0, 0.0, 0.0],
         );
         let index = params.len() as u32;
         params.push(point(
             index,
-            kernel::KIEFER_WOLFOWITZ,
+            Kernel::KieferWolfowitz.code(),
             0,
             servers,
             arrival,
@@ -611,8 +611,8 @@ fn lwl_equals_central_replication_by_replication() {
         ));
         params.push(point(
             index,
-            kernel::DISPATCH,
-            dispatch::LWL,
+            Kernel::Dispatch.code(),
+            DispatchPolicy::Lwl.code(),
             servers,
             arrival,
             service,
@@ -700,10 +700,10 @@ fn one_router_changes_nothing() {
     assert_eq!(default, params(&text("routers = [1]\n")));
     assert_eq!(default, params(&text("routers = 1\nchoices = 2\n")));
     for p in &default[..6] {
-        assert_ne!(p.kernel, kernel::DISPATCH, "{p:?}");
+        assert_ne!(p.kernel(), Kernel::Dispatch, "{p:?}");
     }
     for p in &default[6..] {
-        assert_eq!((p.kernel, p.routers), (kernel::DISPATCH, 1), "{p:?}");
+        assert_eq!((p.kernel, p.routers), (Kernel::Dispatch.code(), 1), "{p:?}");
     }
     // Several routers for central: the dispatch kernel; for random: unchanged.
     let spec = Spec::from_toml_str(
@@ -719,14 +719,14 @@ fn one_router_changes_nothing() {
         .collect();
     assert_eq!(summary, [("random", 1), ("central", 1), ("central", 3)]);
     let (prepared, _) = sweep::prepare(&spec, points);
-    assert_eq!(prepared[1].params.kernel, kernel::KIEFER_WOLFOWITZ);
+    assert_eq!(prepared[1].params.kernel(), Kernel::KieferWolfowitz);
     assert_eq!(
         (
             prepared[2].params.kernel,
             prepared[2].params.route_n,
             prepared[2].params.routers
         ),
-        (kernel::DISPATCH, dispatch::CENTRAL, 3)
+        (Kernel::Dispatch.code(), DispatchPolicy::Central.code(), 3)
     );
 }
 
@@ -738,10 +738,17 @@ fn dispatch_central_with_one_router_is_the_central_queue() {
     // replication by replication). Requests that wait are dispatched at the
     // departure that frees their server, which makes this the sharpest test
     // of the event order around the epoch rebase.
-    let exp = law(law_kind::EXP, [1.0, 0.0, 0.0, 0.0]);
-    let arrival = law(law_kind::EXP, [1.0 / (0.9 * 5.0), 0.0, 0.0, 0.0]);
-    let mut a = point(0, kernel::KIEFER_WOLFOWITZ, 0, 5, arrival, exp);
-    let mut b = point(1, kernel::DISPATCH, dispatch::CENTRAL, 5, arrival, exp);
+    let exp = law(LawKind::Exp, [1.0, 0.0, 0.0, 0.0]);
+    let arrival = law(LawKind::Exp, [1.0 / (0.9 * 5.0), 0.0, 0.0, 0.0]);
+    let mut a = point(0, Kernel::KieferWolfowitz.code(), 0, 5, arrival, exp);
+    let mut b = point(
+        1,
+        Kernel::Dispatch.code(),
+        DispatchPolicy::Central.code(),
+        5,
+        arrival,
+        exp,
+    );
     for p in [&mut a, &mut b] {
         p.customers = 40_000;
         p.warmup = 4_000;
@@ -834,15 +841,15 @@ fn gpu_matches_cpu_for_every_policy() {
     };
     let configs: [(u32, u32, u32, u32); 9] = [
         // (policy, servers, routers, choices)
-        (dispatch::JSQ, 8, 1, 2),
-        (dispatch::POD, 20, 1, 2),
-        (dispatch::POD, 10, 1, 3),
-        (dispatch::JIQ, 8, 1, 2),
-        (dispatch::LWL, 8, 1, 2),
-        (dispatch::JSQ, 6, 3, 2),
-        (dispatch::POD, 6, 2, 2),
-        (dispatch::JIQ, 6, 2, 2),
-        (dispatch::CENTRAL, 4, 3, 2),
+        (DispatchPolicy::Jsq.code(), 8, 1, 2),
+        (DispatchPolicy::Pod.code(), 20, 1, 2),
+        (DispatchPolicy::Pod.code(), 10, 1, 3),
+        (DispatchPolicy::Jiq.code(), 8, 1, 2),
+        (DispatchPolicy::Lwl.code(), 8, 1, 2),
+        (DispatchPolicy::Jsq.code(), 6, 3, 2),
+        (DispatchPolicy::Pod.code(), 6, 2, 2),
+        (DispatchPolicy::Jiq.code(), 6, 2, 2),
+        (DispatchPolicy::Central.code(), 4, 3, 2),
     ];
     let mut exact_params = Vec::new();
     let mut exp_params = Vec::new();
@@ -857,11 +864,11 @@ fn gpu_matches_cpu_for_every_policy() {
             choices,
             ..point(
                 index,
-                kernel::DISPATCH,
+                Kernel::Dispatch.code(),
                 policy,
                 servers,
-                law(law_kind::UNIFORM, [0.0, width, 0.0, 0.0]),
-                law(law_kind::UNIFORM, [a, 1.0, 0.0, 0.0]),
+                law(LawKind::Uniform, [0.0, width, 0.0, 0.0]),
+                law(LawKind::Uniform, [a, 1.0, 0.0, 0.0]),
             )
         };
         exact_params.push(exact(exact_params.len() as u32));
@@ -870,11 +877,11 @@ fn gpu_matches_cpu_for_every_policy() {
             choices,
             ..point(
                 index,
-                kernel::DISPATCH,
+                Kernel::Dispatch.code(),
                 policy,
                 servers,
-                law(law_kind::EXP, [1.0 / (rho * servers as f32), 0.0, 0.0, 0.0]),
-                law(law_kind::EXP, [1.0, 0.0, 0.0, 0.0]),
+                law(LawKind::Exp, [1.0 / (rho * servers as f32), 0.0, 0.0, 0.0]),
+                law(LawKind::Exp, [1.0, 0.0, 0.0, 0.0]),
             )
         };
         exp_params.push(expo(100 + exp_params.len() as u32));
@@ -932,7 +939,7 @@ fn gpu_matches_cpu_for_every_policy() {
 #[test]
 #[ignore = "throughput measurement: cargo test --test dynamic -- --ignored --nocapture"]
 fn throughput() {
-    let exp1 = law(law_kind::EXP, [1.0, 0.0, 0.0, 0.0]);
+    let exp1 = law(LawKind::Exp, [1.0, 0.0, 0.0, 0.0]);
     let mut engines: Vec<(String, Box<dyn Engine>)> =
         vec![("cpu".into(), Box::new(CpuEngine::new(0)))];
     if let Some(g) = common::gpu_or_skip("throughput") {
@@ -940,16 +947,16 @@ fn throughput() {
     }
     for (label, engine) in &mut engines {
         for (policy, servers) in [
-            (dispatch::JSQ, 100),
-            (dispatch::POD, 100),
-            (dispatch::JIQ, 100),
-            (dispatch::LWL, 100),
-            (dispatch::JSQ, 1000),
-            (dispatch::POD, 1000),
-            (dispatch::JIQ, 1000),
+            (DispatchPolicy::Jsq.code(), 100),
+            (DispatchPolicy::Pod.code(), 100),
+            (DispatchPolicy::Jiq.code(), 100),
+            (DispatchPolicy::Lwl.code(), 100),
+            (DispatchPolicy::Jsq.code(), 1000),
+            (DispatchPolicy::Pod.code(), 1000),
+            (DispatchPolicy::Jiq.code(), 1000),
         ] {
-            let arrival = law(law_kind::EXP, [1.0 / (0.9 * servers as f32), 0.0, 0.0, 0.0]);
-            let mut p = point(0, kernel::DISPATCH, policy, servers, arrival, exp1);
+            let arrival = law(LawKind::Exp, [1.0 / (0.9 * servers as f32), 0.0, 0.0, 0.0]);
+            let mut p = point(0, Kernel::Dispatch.code(), policy, servers, arrival, exp1);
             p.customers = 200_000;
             p.warmup = 0;
             let reps = 64;

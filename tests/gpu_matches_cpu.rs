@@ -5,12 +5,12 @@
 
 mod common;
 
-use qsweep::contract::{kernel, law_kind, thinning, Law, PointParams};
+use qsweep::contract::{Kernel, Law, LawKind, PointParams, Thinning};
 use qsweep::engine::cpu::CpuEngine;
 use qsweep::engine::schedule::tiles_for_point;
 use qsweep::engine::{Batch, Engine};
 
-fn law(kind: u32, n: u32, p: [f32; 4]) -> Law {
+fn law(kind: LawKind, n: u32, p: [f32; 4]) -> Law {
     Law {
         n,
         ..Law::unclamped(kind, p)
@@ -54,25 +54,25 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
         return;
     };
     let table = vec![0.1f32, 0.2, 0.25, 0.4, 0.9, 2.0];
-    let exp_arr = law(law_kind::EXP, 0, [1.0, 0.0, 0.0, 0.0]);
+    let exp_arr = law(LawKind::Exp, 0, [1.0, 0.0, 0.0, 0.0]);
     let services = [
-        law(law_kind::EXP, 0, [0.8, 0.0, 0.0, 0.0]),
-        law(law_kind::DET, 0, [0.8, 0.0, 0.0, 0.0]),
-        law(law_kind::ERLANG, 3, [0.25, 0.0, 0.0, 0.0]),
-        law(law_kind::GAMMA, 0, [0.5, 1.6, 0.0, 0.0]),
-        law(law_kind::HYPEREXP, 0, [0.9, 0.45, 4.0, 0.0]),
-        law(law_kind::LOGNORMAL, 0, [-0.5, 0.8, 0.0, 0.0]),
+        law(LawKind::Exp, 0, [0.8, 0.0, 0.0, 0.0]),
+        law(LawKind::Det, 0, [0.8, 0.0, 0.0, 0.0]),
+        law(LawKind::Erlang, 3, [0.25, 0.0, 0.0, 0.0]),
+        law(LawKind::Gamma, 0, [0.5, 1.6, 0.0, 0.0]),
+        law(LawKind::HyperExp, 0, [0.9, 0.45, 4.0, 0.0]),
+        law(LawKind::LogNormal, 0, [-0.5, 0.8, 0.0, 0.0]),
         Law {
             lo: 0.01,
             hi: 30.0,
-            ..law(law_kind::WEIBULL, 0, [0.3, 1.0 / 0.46, 0.0, 0.0])
+            ..law(LawKind::Weibull, 0, [0.3, 1.0 / 0.46, 0.0, 0.0])
         },
-        law(law_kind::PARETO, 0, [1.5, 0.3, 20.0, 0.0]),
-        law(law_kind::UNIFORM, 0, [0.2, 1.2, 0.0, 0.0]),
+        law(LawKind::Pareto, 0, [1.5, 0.3, 20.0, 0.0]),
+        law(LawKind::Uniform, 0, [0.2, 1.2, 0.0, 0.0]),
         Law {
             offset: 0,
             n: 6,
-            ..law(law_kind::EMPIRICAL, 6, [0.0; 4])
+            ..law(LawKind::Empirical, 6, [0.0; 4])
         },
     ];
     let mut params = Vec::new();
@@ -81,8 +81,8 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
             params.len() as u32,
             exp_arr,
             s,
-            kernel::LINDLEY,
-            thinning::NONE,
+            Kernel::Lindley.code(),
+            Thinning::None.code(),
             1,
             1,
         ));
@@ -90,27 +90,27 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
     // Arrival laws through each thinning mode, and the multi-server kernel.
     let arrivals = [
         exp_arr,
-        law(law_kind::UNIFORM, 0, [0.0, 2.0, 0.0, 0.0]),
-        law(law_kind::ERLANG, 2, [0.5, 0.0, 0.0, 0.0]),
-        law(law_kind::HYPEREXP, 0, [0.9, 0.55, 5.0, 0.0]),
+        law(LawKind::Uniform, 0, [0.0, 2.0, 0.0, 0.0]),
+        law(LawKind::Erlang, 2, [0.5, 0.0, 0.0, 0.0]),
+        law(LawKind::HyperExp, 0, [0.9, 0.55, 5.0, 0.0]),
     ];
-    let svc = law(law_kind::EXP, 0, [3.0, 0.0, 0.0, 0.0]);
+    let svc = law(LawKind::Exp, 0, [3.0, 0.0, 0.0, 0.0]);
     for a in arrivals {
         params.push(point(
             params.len() as u32,
             a,
-            law(law_kind::EXP, 0, [3.5, 0.0, 0.0, 0.0]),
-            kernel::LINDLEY,
-            thinning::RANDOM,
+            law(LawKind::Exp, 0, [3.5, 0.0, 0.0, 0.0]),
+            Kernel::Lindley.code(),
+            Thinning::Random.code(),
             1,
             4,
         ));
         params.push(point(
             params.len() as u32,
             a,
-            law(law_kind::EXP, 0, [3.5, 0.0, 0.0, 0.0]),
-            kernel::LINDLEY,
-            thinning::EVERY_NTH,
+            law(LawKind::Exp, 0, [3.5, 0.0, 0.0, 0.0]),
+            Kernel::Lindley.code(),
+            Thinning::EveryNth.code(),
             1,
             4,
         ));
@@ -118,8 +118,8 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
             params.len() as u32,
             a,
             svc,
-            kernel::KIEFER_WOLFOWITZ,
-            thinning::NONE,
+            Kernel::KieferWolfowitz.code(),
+            Thinning::None.code(),
             4,
             1,
         ));
@@ -127,18 +127,18 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
     params.push(point(
         params.len() as u32,
         exp_arr,
-        law(law_kind::EXP, 0, [45.0, 0.0, 0.0, 0.0]),
-        kernel::KIEFER_WOLFOWITZ,
-        thinning::NONE,
+        law(LawKind::Exp, 0, [45.0, 0.0, 0.0, 0.0]),
+        Kernel::KieferWolfowitz.code(),
+        Thinning::None.code(),
         51,
         1,
     ));
     params.push(point(
         params.len() as u32,
         exp_arr,
-        law(law_kind::EXP, 0, [7.0, 0.0, 0.0, 0.0]),
-        kernel::KIEFER_WOLFOWITZ,
-        thinning::RANDOM,
+        law(LawKind::Exp, 0, [7.0, 0.0, 0.0, 0.0]),
+        Kernel::KieferWolfowitz.code(),
+        Thinning::Random.code(),
         8,
         2,
     ));
@@ -146,9 +146,9 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
     params.push(point(
         params.len() as u32,
         exp_arr,
-        law(law_kind::EXP, 0, [98.0, 0.0, 0.0, 0.0]),
-        kernel::KIEFER_WOLFOWITZ,
-        thinning::NONE,
+        law(LawKind::Exp, 0, [98.0, 0.0, 0.0, 0.0]),
+        Kernel::KieferWolfowitz.code(),
+        Thinning::None.code(),
         100,
         1,
     ));
@@ -157,9 +157,9 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
     params.push(point(
         params.len() as u32,
         exp_arr,
-        law(law_kind::EXP, 0, [3600.0, 0.0, 0.0, 0.0]),
-        kernel::KIEFER_WOLFOWITZ,
-        thinning::NONE,
+        law(LawKind::Exp, 0, [3600.0, 0.0, 0.0, 0.0]),
+        Kernel::KieferWolfowitz.code(),
+        Thinning::None.code(),
         4000,
         1,
     ));
@@ -169,9 +169,9 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
         params.push(point(
             params.len() as u32,
             exp_arr,
-            law(law_kind::EXP, 0, [0.9 * servers as f32, 0.0, 0.0, 0.0]),
-            kernel::KIEFER_WOLFOWITZ,
-            thinning::NONE,
+            law(LawKind::Exp, 0, [0.9 * servers as f32, 0.0, 0.0, 0.0]),
+            Kernel::KieferWolfowitz.code(),
+            Thinning::None.code(),
             servers,
             1,
         ));
@@ -183,10 +183,10 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
         Law {
             offset: 4,
             n: 1,
-            ..law(law_kind::EMPIRICAL, 1, [0.0; 4])
+            ..law(LawKind::Empirical, 1, [0.0; 4])
         },
-        kernel::LINDLEY,
-        thinning::NONE,
+        Kernel::Lindley.code(),
+        Thinning::None.code(),
         1,
         1,
     ));

@@ -12,12 +12,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use super::{Batch, BatchOutput, Engine};
-use crate::contract::{hist_bin, kernel, PointParams, RepResult, Tile, HISTS_PER_SLOT, HIST_BINS};
+use crate::contract::{
+    hist_bin, rebase_period, Kernel, PointParams, RepResult, Tile, HIST_BINS, SUM_BLOCK,
+};
 use crate::sampling::{ln_keep, with_laws, LawsVisitor, Sampler, ANY};
-
-/// Customers summed in plain f32 before the block sum joins the compensated
-/// total (Kahan): bounds rounding error whatever the replication length.
-pub const SUM_BLOCK: u32 = 256;
 
 /// Replications run in lock step per thread: wide enough to fill AVX2
 /// registers and to give the out-of-order core independent work.
@@ -203,11 +201,6 @@ fn lindley_loop<
     rec.finish(p.customers, rng.status)
 }
 
-/// Customers between rebases of the free-at times (see [`kiefer_wolfowitz_traced`]).
-pub fn rebase_period(servers: u32) -> u32 {
-    servers.max(32)
-}
-
 /// `servers` FCFS servers behind one queue, per lane: the Kiefer–Wolfowitz
 /// recursion ("On the theory of queues with many servers", Trans. AMS 78,
 /// 1955). The sorted workload vector is kept as a binary min-heap of the
@@ -332,10 +325,14 @@ pub fn simulate_lanes<const N: usize>(
                 heap,
             } = self;
             let no_trace = &mut |_, _: &[f32; N]| {};
-            if p.kernel == kernel::LINDLEY {
-                lindley_loop::<N, A, T, S, _>(p, reps, active, table, hist, no_trace)
-            } else {
-                kiefer_wolfowitz_loop::<N, A, T, S, _>(p, reps, active, table, hist, heap, no_trace)
+            match p.kernel() {
+                Kernel::Lindley => {
+                    lindley_loop::<N, A, T, S, _>(p, reps, active, table, hist, no_trace)
+                }
+                Kernel::KieferWolfowitz => kiefer_wolfowitz_loop::<N, A, T, S, _>(
+                    p, reps, active, table, hist, heap, no_trace,
+                ),
+                Kernel::Dispatch => unreachable!("dispatch points run one replication at a time"),
             }
         }
     }
@@ -407,7 +404,7 @@ fn run_tile(
 ) {
     let mut r = tile.rep_start;
     let end = tile.rep_start + tile.rep_count;
-    if p.kernel == kernel::DISPATCH {
+    if p.kernel() == Kernel::Dispatch {
         // The whole system per replication: one at a time (engine::dispatch).
         out.extend((r..end).map(|rep| super::dispatch::simulate(p, rep, table, hist)));
         return;
@@ -475,7 +472,7 @@ impl Engine for CpuEngine {
     }
 
     fn run(&mut self, batch: &Batch) -> anyhow::Result<BatchOutput> {
-        let per_slot = (HISTS_PER_SLOT * HIST_BINS) as usize;
+        let per_slot = HIST_BINS as usize;
         // Where each tile's results start in the output.
         let mut starts = Vec::with_capacity(batch.tiles.len());
         let mut total = 0usize;

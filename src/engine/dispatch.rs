@@ -61,21 +61,16 @@
 
 use std::cell::RefCell;
 
-use super::cpu::{rebase_period, Recorders};
-use crate::contract::{dispatch, rep_status, PointParams, RepResult};
+use super::cpu::Recorders;
+use crate::contract::{
+    dispatch, rebase_period, rep_status, DispatchPolicy, PointParams, RepResult,
+};
 use crate::sampling::Sampler;
 
 /// Uniform integer in `[0, m)` from one random word.
 #[inline(always)]
 pub fn below(word: u32, m: u32) -> u32 {
     ((u64::from(word) * u64::from(m)) >> 32) as u32
-}
-
-/// `choices` as the kernels use it: 1 ..= min(R, MAX_CHOICES).
-pub fn effective_choices(p: &PointParams) -> u32 {
-    p.choices
-        .clamp(1, dispatch::MAX_CHOICES)
-        .min(p.servers.max(1))
 }
 
 /// Per-thread buffers, reused from replication to replication.
@@ -102,11 +97,11 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// Simulate replication `rep` of a [`kernel::DISPATCH`](crate::contract::kernel::DISPATCH) point.
+/// Simulate replication `rep` of a [`Kernel::Dispatch`](crate::contract::Kernel::Dispatch) point.
 pub fn simulate(p: &PointParams, rep: u32, table: &[f32], hist: &mut [u32]) -> RepResult {
     SCRATCH.with(|s| {
         let mut s = s.borrow_mut();
-        if p.route_n == dispatch::LWL {
+        if p.policy() == DispatchPolicy::Lwl {
             lwl(p, rep, table, hist, &mut s.free)
         } else {
             System::new(p, &mut s).run(p, rep, table, hist)
@@ -164,7 +159,7 @@ struct System<'s> {
     k: u32,
     /// Capacity: heap size and router-queue length, at most.
     h: u32,
-    policy: u32,
+    policy: DispatchPolicy,
     /// Whether the routers keep the sorted permutation (all but `pod`).
     buckets: bool,
     s: &'s mut Scratch,
@@ -176,8 +171,8 @@ impl<'s> System<'s> {
         let r = p.servers.max(1);
         let k = p.routers.max(1);
         let h = dispatch::capacity(r);
-        let policy = p.route_n;
-        let buckets = policy != dispatch::POD;
+        let policy = p.policy();
+        let buckets = policy != DispatchPolicy::Pod;
         let (ru, ku, hu) = (r as usize, k as usize, h as usize);
         s.free.clear();
         s.free.resize(ru, 0.0);
@@ -196,7 +191,7 @@ impl<'s> System<'s> {
                 s.start.extend(std::iter::repeat_n(r, hu + 1));
             }
         }
-        if policy == dispatch::CENTRAL {
+        if policy == DispatchPolicy::Central {
             for q in [&mut s.q_arr, &mut s.q_svc, &mut s.q_gap] {
                 q.resize(ku * hu, 0.0);
             }
@@ -333,7 +328,7 @@ impl<'s> System<'s> {
         for e in &mut self.s.heap[..self.heap_n as usize] {
             e.0 -= t;
         }
-        if self.policy == dispatch::CENTRAL {
+        if self.policy == DispatchPolicy::Central {
             let h = self.h;
             for k in 0..self.k {
                 let (head, len) = (self.s.q_head[k as usize], self.s.q_len[k as usize]);
@@ -351,13 +346,13 @@ impl<'s> System<'s> {
     #[inline(always)]
     fn choose(&mut self, p: &PointParams, k: u32, word: &mut impl FnMut() -> u32) -> Option<u32> {
         match self.policy {
-            dispatch::JSQ => {
+            DispatchPolicy::Jsq => {
                 let w = word();
                 let c0 = self.s.cnt[(k * self.r + self.perm_at(k, 0)) as usize];
                 let m = self.below_count(k, c0);
                 Some(self.perm_at(k, below(w, m)))
             }
-            dispatch::JIQ => {
+            DispatchPolicy::Jiq => {
                 let w = word();
                 let idle = self.below_count(k, 0);
                 Some(if idle > 0 {
@@ -366,8 +361,8 @@ impl<'s> System<'s> {
                     below(w, self.r)
                 })
             }
-            dispatch::POD => {
-                let d = effective_choices(p);
+            DispatchPolicy::Pod => {
+                let d = p.effective_choices();
                 let mut cand = [0u32; dispatch::MAX_CHOICES as usize];
                 // Floyd: for j = R − d .. R − 1, take x uniform in [0, j], or
                 // j itself if x is already taken.
@@ -404,7 +399,8 @@ impl<'s> System<'s> {
                 }
                 Some(chosen)
             }
-            _ => {
+            DispatchPolicy::Lwl => unreachable!("lwl runs without routers, in `lwl`"),
+            DispatchPolicy::Central => {
                 // central with several routers: a random server among those
                 // with none of this router's requests, if any.
                 let idle = self.below_count(k, 0);
@@ -446,7 +442,7 @@ impl<'s> System<'s> {
     fn run(self, p: &PointParams, rep: u32, table: &[f32], hist: &mut [u32]) -> RepResult {
         let mut rng = Sampler::<1>::new(p, [rep], table);
         let mut rec = Recorders::<1>::new(p.inv_hist_scale);
-        let status = if self.policy == dispatch::CENTRAL {
+        let status = if self.policy == DispatchPolicy::Central {
             self.run_central(p, &mut rng, &mut rec, hist)
         } else {
             self.run_blocked(p, &mut rng, &mut rec, hist)
@@ -473,8 +469,8 @@ impl<'s> System<'s> {
         const BLOCK: usize = 64;
         let total = p.warmup + p.customers;
         let period = rebase_period(p.servers);
-        let words = if self.policy == dispatch::POD {
-            effective_choices(p) as usize + 1
+        let words = if self.policy == DispatchPolicy::Pod {
+            p.effective_choices() as usize + 1
         } else {
             1
         };
@@ -621,36 +617,4 @@ impl<'s> System<'s> {
         }
         rng.status[0]
     }
-}
-
-/// Loop iterations per customer of the GPU kernel, with margin (for
-/// `engine::gpu`'s pass sizing): the departures it pops (about one per
-/// arrival; three allowed, the worst of a SIMD group's lanes), each a
-/// sift-down and a sift-up over the heap's depth, the arrival's push, the
-/// `pod` sample, `lwl`'s scan, and the amortized rebase.
-pub fn gpu_loops_per_customer(p: &PointParams) -> u64 {
-    let r = u64::from(p.servers.max(1));
-    let period = u64::from(rebase_period(p.servers));
-    if p.route_n == dispatch::LWL {
-        return r + r.div_ceil(period) + 2;
-    }
-    // Requests in the system: at most the capacity, and far fewer at any
-    // load that is not about to overflow; a pass that runs past the driver's
-    // limit anyway is caught (the kernel flags it) rather than wrong.
-    let h = u64::from(dispatch::capacity(p.servers.max(1)));
-    let in_system = h.min(4 * r + 512);
-    let depth = 64 - in_system.leading_zeros() as u64;
-    let d = u64::from(effective_choices(p));
-    let pod = if p.route_n == dispatch::POD {
-        d * d + 2 * d
-    } else {
-        0
-    };
-    let routers = if p.route_n == dispatch::CENTRAL {
-        u64::from(p.routers.max(1))
-    } else {
-        0
-    };
-    let rebase = (r + in_system + routers).div_ceil(period);
-    3 * (2 * depth + 2) + depth + pod + rebase + 2
 }

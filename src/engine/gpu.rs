@@ -17,60 +17,10 @@ use anyhow::{anyhow, bail, Context, Result};
 use wgpu::util::DeviceExt;
 
 use super::{Batch, BatchOutput, Engine};
+use crate::contract::costs::loop_cost_per_customer;
 use crate::contract::{
-    dispatch, kernel, law_kind, rep_status, thinning, Law, PointParams, RepResult, HISTS_PER_SLOT,
-    HIST_BINS, TILE_REPS,
+    dispatch, rep_status, Kernel, LawKind, PointParams, RepResult, Thinning, HIST_BINS, TILE_REPS,
 };
-use crate::sampling::ERLANG_DIRECT_MAX;
-
-/// WGSL declarations of the Rust constants the kernels share with the CPU
-/// engine, generated so the two sides cannot drift apart.
-pub fn contract_constants_wgsl() -> String {
-    use crate::contract::*;
-    use crate::sampling::{ERLANG_DIRECT_MAX, GAMMA_MAX_TRIES, GEOMETRIC_CAP};
-    let u32s: &[(&str, u32)] = &[
-        ("LAW_EXP", law_kind::EXP),
-        ("LAW_DET", law_kind::DET),
-        ("LAW_ERLANG", law_kind::ERLANG),
-        ("LAW_GAMMA", law_kind::GAMMA),
-        ("LAW_HYPEREXP", law_kind::HYPEREXP),
-        ("LAW_LOGNORMAL", law_kind::LOGNORMAL),
-        ("LAW_WEIBULL", law_kind::WEIBULL),
-        ("LAW_PARETO", law_kind::PARETO),
-        ("LAW_UNIFORM", law_kind::UNIFORM),
-        ("LAW_EMPIRICAL", law_kind::EMPIRICAL),
-        ("THIN_NONE", thinning::NONE),
-        ("THIN_RANDOM", thinning::RANDOM),
-        ("THIN_EVERY_NTH", thinning::EVERY_NTH),
-        ("TILE_REPS", TILE_REPS),
-        ("SUM_BLOCK", crate::engine::cpu::SUM_BLOCK),
-        ("HIST_SUB_BITS", HIST_SUB_BITS),
-        ("HIST_SUB", HIST_SUB),
-        ("HIST_OCTAVES", HIST_OCTAVES),
-        ("HIST_OVERFLOW_BIN", HIST_OVERFLOW_BIN),
-        ("HIST_BINS", HIST_BINS),
-        ("HIST_SLOT_WORDS", HISTS_PER_SLOT * HIST_BINS),
-        ("GAMMA_MAX_TRIES", GAMMA_MAX_TRIES),
-        ("ERLANG_DIRECT_MAX", ERLANG_DIRECT_MAX),
-        ("GEOMETRIC_CAP", GEOMETRIC_CAP),
-        ("STATUS_SAMPLER_BOUND", rep_status::SAMPLER_BOUND),
-        ("STATUS_QUEUE_OVERFLOW", rep_status::QUEUE_OVERFLOW),
-        ("DISPATCH_JSQ", dispatch::JSQ),
-        ("DISPATCH_POD", dispatch::POD),
-        ("DISPATCH_JIQ", dispatch::JIQ),
-        ("DISPATCH_LWL", dispatch::LWL),
-        ("DISPATCH_CENTRAL", dispatch::CENTRAL),
-        ("DISPATCH_CAPACITY_SLACK", dispatch::CAPACITY_SLACK),
-        ("DISPATCH_HEADER_WORDS", dispatch::HEADER_WORDS),
-        ("MAX_CHOICES", dispatch::MAX_CHOICES),
-    ];
-    let mut s = String::from("// Generated from src/contract.rs and src/sampling.rs.\n");
-    for (name, v) in u32s {
-        s.push_str(&format!("const {name}: u32 = {v}u;\n"));
-    }
-    s.push_str(&format!("const HIST_MIN_EXP: i32 = {HIST_MIN_EXP};\n"));
-    s
-}
 
 /// What a pipeline is compiled for: the kernel and, as WGSL constants, the
 /// arrival law, service law and thinning of its points, so the compiler
@@ -78,10 +28,10 @@ pub fn contract_constants_wgsl() -> String {
 /// costs up to 4x on some drivers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Specialization {
-    pub kernel: u32,
-    pub arrival: u32,
-    pub service: u32,
-    pub thinning: u32,
+    pub kernel: Kernel,
+    pub arrival: LawKind,
+    pub service: LawKind,
+    pub thinning: Thinning,
     /// Kiefer–Wolfowitz with at most [`PRIVATE_HEAP_SIZE`] servers: the heap
     /// in private memory during a pass.
     pub private_heap: bool,
@@ -93,35 +43,35 @@ pub const PRIVATE_HEAP_SIZE: u32 = 64;
 impl Specialization {
     pub fn of(p: &PointParams) -> Self {
         Self {
-            kernel: p.kernel,
-            arrival: p.arrival.kind,
-            service: p.service.kind,
-            thinning: crate::sampling::effective_thinning(p),
-            private_heap: p.kernel == kernel::KIEFER_WOLFOWITZ && p.servers <= PRIVATE_HEAP_SIZE,
+            kernel: p.kernel(),
+            arrival: p.arrival.kind(),
+            service: p.service.kind(),
+            thinning: p.effective_thinning(),
+            private_heap: p.kernel() == Kernel::KieferWolfowitz && p.servers <= PRIVATE_HEAP_SIZE,
         }
     }
 
     fn name(&self) -> &'static str {
         match self.kernel {
-            kernel::LINDLEY => "lindley",
-            kernel::DISPATCH => "dispatch",
-            _ => "kiefer_wolfowitz",
+            Kernel::Lindley => "lindley",
+            Kernel::KieferWolfowitz => "kiefer_wolfowitz",
+            Kernel::Dispatch => "dispatch",
         }
     }
 
     /// The full WGSL source of this pipeline.
     pub fn source(&self) -> String {
         let body = match self.kernel {
-            kernel::LINDLEY => LINDLEY_WGSL,
-            kernel::DISPATCH => DISPATCH_WGSL,
-            _ => KIEFER_WOLFOWITZ_WGSL,
+            Kernel::Lindley => LINDLEY_WGSL,
+            Kernel::KieferWolfowitz => KIEFER_WOLFOWITZ_WGSL,
+            Kernel::Dispatch => DISPATCH_WGSL,
         };
         format!(
             "{}const ARRIVAL_KIND: u32 = {}u;\nconst SERVICE_KIND: u32 = {}u;\nconst THINNING: u32 = {}u;\nconst PRIVATE_HEAP: bool = {};\nconst PRIVATE_HEAP_SIZE: u32 = {PRIVATE_HEAP_SIZE}u;\n{}\n{}\n{}\n{}\n{body}",
-            contract_constants_wgsl(),
-            self.arrival,
-            self.service,
-            self.thinning,
+            crate::contract::wgsl::constants(),
+            self.arrival.code(),
+            self.service.code(),
+            self.thinning.code(),
             self.private_heap,
             include_str!("../../shaders/common.wgsl"),
             include_str!("../../shaders/rng.wgsl"),
@@ -153,22 +103,22 @@ pub const DISPATCH_WGSL: &str = include_str!("../../shaders/dispatch.wgsl");
 /// kernel with every service law, every arrival law and every thinning.
 pub fn kernel_sources() -> Vec<(String, String)> {
     let mut specs = Vec::new();
-    for kernel in [kernel::LINDLEY, kernel::KIEFER_WOLFOWITZ, kernel::DISPATCH] {
-        for law in 0..=law_kind::EMPIRICAL {
-            for thinning in [thinning::NONE, thinning::RANDOM, thinning::EVERY_NTH] {
+    for &kernel in Kernel::ALL {
+        for &law in LawKind::ALL {
+            for &thinning in Thinning::ALL {
                 specs.push(Specialization {
                     kernel,
                     arrival: law,
-                    service: law_kind::EXP,
+                    service: LawKind::Exp,
                     thinning,
                     private_heap: false,
                 });
             }
             specs.push(Specialization {
                 kernel,
-                arrival: law_kind::EXP,
+                arrival: LawKind::Exp,
                 service: law,
-                thinning: thinning::NONE,
+                thinning: Thinning::None,
                 private_heap: false,
             });
         }
@@ -181,9 +131,9 @@ pub fn kernel_sources() -> Vec<(String, String)> {
                 format!(
                     "{}[arrival {} service {} thinning {}]",
                     s.name(),
-                    s.arrival,
-                    s.service,
-                    s.thinning
+                    s.arrival.code(),
+                    s.service.code(),
+                    s.thinning.code()
                 ),
                 s.source(),
             )
@@ -333,7 +283,7 @@ impl GpuEngine {
     fn from_adapter(adapter: wgpu::Adapter) -> Result<Self> {
         let desc = AdapterDesc::from_info(&adapter.get_info());
         let limits = adapter.limits();
-        let needed = HISTS_PER_SLOT * HIST_BINS * 4;
+        let needed = HIST_BINS * 4;
         if limits.max_compute_workgroup_storage_size < needed {
             bail!(
                 "adapter {}: {} bytes of workgroup memory, the kernels need {needed}",
@@ -366,12 +316,12 @@ impl GpuEngine {
             timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
         };
         // Compile the commonest pipelines now, so a broken driver fails here.
-        for kernel in [kernel::LINDLEY, kernel::KIEFER_WOLFOWITZ] {
+        for kernel in [Kernel::Lindley, Kernel::KieferWolfowitz] {
             engine.pipeline(Specialization {
                 kernel,
-                arrival: law_kind::EXP,
-                service: law_kind::EXP,
-                thinning: thinning::NONE,
+                arrival: LawKind::Exp,
+                service: LawKind::Exp,
+                thinning: Thinning::None,
                 private_heap: false,
             })?;
         }
@@ -494,61 +444,11 @@ pub const LOOP_BUDGET: u64 = 48_000;
 /// Size of a replication's saved state (`LaneState` in common.wgsl).
 const LANE_STATE_BYTES: u64 = 112;
 
-/// Loop iterations one draw from `law` costs at most in the kernels (the
-/// gamma sampler's expected count, with margin, for rejection loops).
-fn law_loop_cost(law: &Law) -> u64 {
-    match law.kind {
-        law_kind::ERLANG if law.n <= ERLANG_DIRECT_MAX => u64::from(law.n) + 1,
-        law_kind::ERLANG | law_kind::GAMMA => 8,
-        _ => 2,
-    }
-}
-
-/// Loop iterations of a sum of `m` draws (`draw_sum` in sampling.wgsl).
-fn sum_loop_cost(law: &Law, m: u64) -> u64 {
-    match law.kind {
-        law_kind::EXP | law_kind::ERLANG
-            if m * u64::from(law.n.max(1)) <= u64::from(ERLANG_DIRECT_MAX) =>
-        {
-            m * u64::from(law.n.max(1)) + 1
-        }
-        law_kind::EXP | law_kind::ERLANG | law_kind::GAMMA => 8,
-        law_kind::DET => 1,
-        _ => m * law_loop_cost(law) + 1,
-    }
-}
-
-/// Loop iterations per customer of a point, with margin.
-pub fn loop_cost_per_customer(p: &PointParams) -> u64 {
-    let arrival = match crate::sampling::effective_thinning(p) {
-        thinning::RANDOM if p.arrival.kind != law_kind::EXP => {
-            // A geometric number of draws, mean route_n: allow 3x the mean
-            // over a pass (its sum over many customers is concentrated).
-            3 * sum_loop_cost(&p.arrival, u64::from(p.route_n))
-        }
-        thinning::EVERY_NTH => sum_loop_cost(&p.arrival, u64::from(p.route_n)),
-        _ => law_loop_cost(&p.arrival),
-    };
-    let queue = if p.kernel == kernel::KIEFER_WOLFOWITZ {
-        // The sift (floor(log2 c) levels, with a margin) and the amortized
-        // rebase loop.
-        2 * u64::from(32 - p.servers.max(1).leading_zeros()) + 3
-    } else if p.kernel == kernel::DISPATCH {
-        super::dispatch::gpu_loops_per_customer(p)
-    } else {
-        0
-    };
-    // Measured on lavapipe: about 17 iterations per customer of M/M/1 (naga
-    // and Mesa lower branches and switches into single-trip loops), 28 of
-    // M/M/51; the base cost below keeps every kernel within the budget.
-    16 + arrival + law_loop_cost(&p.service) + queue
-}
-
 /// Customers per pass for a point: within [`LOOP_BUDGET`] after the first
 /// pass's set-up loops (stream, histogram, heap initialisation).
 pub fn pass_customers(p: &PointParams) -> u32 {
     let setup = 200
-        + if p.kernel == kernel::KIEFER_WOLFOWITZ {
+        + if p.kernel() == Kernel::KieferWolfowitz {
             u64::from(p.servers)
         } else {
             0
@@ -582,7 +482,7 @@ impl Engine for GpuEngine {
             return Ok(BatchOutput::empty(batch.slots, 0));
         }
         for p in batch.params {
-            if p.kernel == kernel::DISPATCH && loop_cost_per_customer(p) + 200 > LOOP_BUDGET {
+            if p.kernel() == Kernel::Dispatch && loop_cost_per_customer(p) + 200 > LOOP_BUDGET {
                 bail!(
                     "grid point {}: one customer of dispatch policy {} with {} servers takes more \
                      loop iterations than a GPU pass allows (use --backend cpu)",
@@ -591,7 +491,7 @@ impl Engine for GpuEngine {
                     p.servers
                 );
             }
-            if p.kernel == kernel::KIEFER_WOLFOWITZ && p.servers > MAX_GPU_SERVERS {
+            if p.kernel() == Kernel::KieferWolfowitz && p.servers > MAX_GPU_SERVERS {
                 bail!(
                     "grid point {}: {} servers in one queue exceeds the GPU kernels' {MAX_GPU_SERVERS} (use --backend cpu)",
                     p.point_index,
@@ -630,7 +530,7 @@ impl Engine for GpuEngine {
         let table_buf = storage("table", bytemuck::cast_slice(table));
         let results_size =
             (tiles.len() as u64) * u64::from(TILE_REPS) * std::mem::size_of::<RepResult>() as u64;
-        let hist_words = u64::from(batch.slots) * u64::from(HISTS_PER_SLOT * HIST_BINS);
+        let hist_words = u64::from(batch.slots) * u64::from(HIST_BINS);
         let max_binding = self.limits.max_storage_buffer_binding_size;
         if results_size > max_binding || hist_words * 4 > max_binding {
             bail!("batch too large for one binding ({results_size} bytes of results)");
@@ -673,15 +573,15 @@ impl Engine for GpuEngine {
                 let servers = plan.max_servers.max(p.servers);
                 let pass = plan.pass.min(pass_customers(p));
                 let lanes = u64::from(plan.tiles + 1) * u64::from(TILE_REPS);
-                let words = if k == kernel::DISPATCH {
+                let words = if k == Kernel::Dispatch {
                     plan.max_words.max(dispatch::state_words(p))
                 } else {
                     0
                 };
                 let heap_bytes = match k {
-                    kernel::KIEFER_WOLFOWITZ => lanes * u64::from(servers) * 4,
-                    kernel::DISPATCH => lanes * words * 4,
-                    _ => 0,
+                    Kernel::KieferWolfowitz => lanes * u64::from(servers) * 4,
+                    Kernel::Dispatch => lanes * words * 4,
+                    Kernel::Lindley => 0,
                 };
                 let pass_work = lanes as f64 * f64::from(pass);
                 if plan.tiles > 0
@@ -692,7 +592,7 @@ impl Engine for GpuEngine {
                 {
                     break;
                 }
-                if heap_bytes > mem_budget && k == kernel::DISPATCH {
+                if heap_bytes > mem_budget && k == Kernel::Dispatch {
                     bail!(
                         "grid point {}: {} servers and {} routers need {heap_bytes} bytes of \
                          dispatch state per tile, over the adapter's {mem_budget} (use --backend cpu)",
@@ -728,9 +628,9 @@ impl Engine for GpuEngine {
             .map(|p| {
                 let lanes = u64::from(p.tiles) * u64::from(TILE_REPS);
                 match p.spec.kernel {
-                    kernel::KIEFER_WOLFOWITZ => lanes * u64::from(p.max_servers) * 4,
-                    kernel::DISPATCH => lanes * p.max_words * 4,
-                    _ => 0,
+                    Kernel::KieferWolfowitz => lanes * u64::from(p.max_servers) * 4,
+                    Kernel::Dispatch => lanes * p.max_words * 4,
+                    Kernel::Lindley => 0,
                 }
             })
             .max()
@@ -788,9 +688,7 @@ impl Engine for GpuEngine {
                     entry(5, &info_buf),
                     entry(7, &state_buf),
                 ];
-                if plan.spec.kernel == kernel::KIEFER_WOLFOWITZ
-                    || plan.spec.kernel == kernel::DISPATCH
-                {
+                if plan.spec.kernel != Kernel::Lindley {
                     entries.push(entry(6, &heap_buf));
                 }
                 // The oldest pass leaves the queue before its timer slot is reused.
@@ -806,7 +704,7 @@ impl Engine for GpuEngine {
                     entries: &entries,
                 });
                 let mut enc = dev.create_command_encoder(&Default::default());
-                if plan.spec.kernel == kernel::DISPATCH && begin == 0 {
+                if plan.spec.kernel == Kernel::Dispatch && begin == 0 {
                     // All-zero state is the empty system (see dispatch.wgsl).
                     let lanes = u64::from(plan.tiles) * u64::from(TILE_REPS);
                     enc.clear_buffer(&heap_buf, 0, Some(lanes * plan.max_words * 4));

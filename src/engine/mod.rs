@@ -11,7 +11,7 @@ pub mod gpu;
 pub mod opcount;
 pub mod schedule;
 
-use crate::contract::{PointParams, RepResult, Tile, HISTS_PER_SLOT, HIST_BINS};
+use crate::contract::{PointParams, RepResult, Tile, HIST_BINS};
 
 /// Work for one engine call.
 pub struct Batch<'a> {
@@ -34,7 +34,7 @@ impl Batch<'_> {
 pub struct BatchOutput {
     /// One result per replication, tile after tile, in tile order.
     pub reps: Vec<RepResult>,
-    /// `slots × HISTS_PER_SLOT × HIST_BINS` counts of waits.
+    /// `slots × HIST_BINS` counts of waits.
     pub hist: Vec<u64>,
 }
 
@@ -48,7 +48,7 @@ impl BatchOutput {
 }
 
 pub fn hist_len(slots: u32) -> usize {
-    slots as usize * (HISTS_PER_SLOT * HIST_BINS) as usize
+    slots as usize * HIST_BINS as usize
 }
 
 /// A simulation backend.

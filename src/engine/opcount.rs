@@ -25,7 +25,7 @@ use naga::{
     TypeInner, UnaryOperator,
 };
 
-use crate::contract::{kernel, Law, PointParams};
+use crate::contract::{Kernel, Law, PointParams};
 
 /// A value the counter could work out, or `Unknown`.
 #[derive(Clone, Debug, PartialEq)]
@@ -79,7 +79,7 @@ fn point_value(p: &PointParams) -> Value {
 /// per customer depends on the routing state) or if the source does not
 /// have the expected shape.
 pub fn ops_per_customer(source: &str, p: &PointParams) -> Option<f64> {
-    if p.kernel == kernel::DISPATCH {
+    if p.kernel() == Kernel::Dispatch {
         return None;
     }
     let module = naga::front::wgsl::parse_str(source).ok()?;
@@ -422,7 +422,7 @@ mod tests {
     #[test]
     fn the_dispatch_kernel_is_not_estimated() {
         let p = PointParams {
-            kernel: kernel::DISPATCH,
+            kernel: Kernel::Dispatch.code(),
             ..PointParams::default()
         };
         assert_eq!(ops_per_customer("", &p), None);

@@ -9,23 +9,16 @@
 
 use bytemuck::{Pod, Zeroable};
 
-/// Law kinds as encoded for the engines (see `shaders/sampling.wgsl`).
-pub mod law_kind {
-    pub const EXP: u32 = 0;
-    pub const DET: u32 = 1;
-    pub const ERLANG: u32 = 2;
-    pub const GAMMA: u32 = 3;
-    pub const HYPEREXP: u32 = 4;
-    pub const LOGNORMAL: u32 = 5;
-    pub const WEIBULL: u32 = 6;
-    pub const PARETO: u32 = 7;
-    pub const UNIFORM: u32 = 8;
-    pub const EMPIRICAL: u32 = 9;
-}
+mod codes;
+pub mod costs;
+pub mod wgsl;
+
+pub use codes::{DispatchPolicy, Kernel, LawKind, Thinning, UnknownCode};
 
 /// A sampling law, fully resolved to absolute parameters.
 ///
-/// A draw is `clamp(scale * base(u), lo, hi)`; `base` depends on `kind`:
+/// A draw is `clamp(scale * base(u), lo, hi)`; `base` depends on `kind` (a
+/// [`LawKind`] code):
 /// - EXP: mean `p[0]`
 /// - DET: value `p[0]`
 /// - ERLANG: `n` phases, each exponential with mean `p[0]`
@@ -51,36 +44,10 @@ pub struct Law {
     pub _pad1: f32,
 }
 
-/// Which recursion simulates a point.
-pub mod kernel {
-    /// One FIFO server: Lindley's recursion, all state in registers.
-    pub const LINDLEY: u32 = 0;
-    /// `servers` FCFS servers behind one queue: Kiefer–Wolfowitz workload
-    /// recursion with a binary heap of free-at times.
-    pub const KIEFER_WOLFOWITZ: u32 = 1;
-    /// The whole system of `servers` FIFO servers behind one or more routers
-    /// that dispatch each arrival on what they know (`engine::dispatch`,
-    /// `shaders/dispatch.wgsl`). Encoding: `thinning` = [`thinning::NONE`]
-    /// (the kernel sees every arrival), `servers` = R, `route_n` = the
-    /// policy (a [`dispatch`](super::dispatch) constant), `choices` and
-    /// `routers` as documented on [`PointParams`](super::PointParams).
-    pub const DISPATCH: u32 = 2;
-}
-
-/// Dispatch policies of [`kernel::DISPATCH`] (held in `route_n`), and the
-/// sizes of its per-replication state (mirrored in `shaders/dispatch.wgsl`).
+/// Sizes of [`Kernel::Dispatch`]'s per-replication state (mirrored in
+/// `shaders/dispatch.wgsl`); the policies are [`DispatchPolicy`].
 pub mod dispatch {
-    /// Join the server with the fewest requests present, ties at random.
-    pub const JSQ: u32 = 0;
-    /// Sample `choices` distinct servers, join the one with the fewest present.
-    pub const POD: u32 = 1;
-    /// Join a random idle server if there is one, else a random server.
-    pub const JIQ: u32 = 2;
-    /// Join the server whose queue empties first (= a central FCFS queue).
-    pub const LWL: u32 = 3;
-    /// `routers` > 1 routers, each with its own FCFS queue, dispatching to
-    /// servers where it has no request of its own.
-    pub const CENTRAL: u32 = 4;
+    use super::DispatchPolicy;
 
     /// Largest `choices` the kernels accept (the GPU keeps the sample in a
     /// private array of this size).
@@ -111,29 +78,24 @@ pub mod dispatch {
     pub fn state_words(p: &super::PointParams) -> u64 {
         let r = u64::from(p.servers.max(1));
         let header = u64::from(HEADER_WORDS);
-        if p.route_n == LWL {
+        let policy = p.policy();
+        if policy == DispatchPolicy::Lwl {
             return header + r;
         }
         let h = u64::from(capacity(p.servers.max(1)));
         let k = u64::from(p.routers.max(1));
-        let per_router = if p.route_n == POD { r } else { 3 * r + h + 2 };
-        let queues = if p.route_n == CENTRAL {
+        let per_router = if policy == DispatchPolicy::Pod {
+            r
+        } else {
+            3 * r + h + 2
+        };
+        let queues = if policy == DispatchPolicy::Central {
             k * (3 * h + 2)
         } else {
             0
         };
         header + r + 2 * h + k * per_router + queues
     }
-}
-
-/// How the simulated queue's arrivals derive from the whole system's stream.
-pub mod thinning {
-    /// The queue sees every arrival (central queue).
-    pub const NONE: u32 = 0;
-    /// Each arrival joins this queue with probability 1/`route_n` (random routing).
-    pub const RANDOM: u32 = 1;
-    /// The queue sees every `route_n`-th arrival (round robin).
-    pub const EVERY_NTH: u32 = 2;
 }
 
 /// Everything an engine needs to simulate one grid point.
@@ -143,11 +105,14 @@ pub struct PointParams {
     /// Interarrival law of the whole system's arrival stream.
     pub arrival: Law,
     pub service: Law,
+    /// A [`Kernel`] code.
     pub kernel: u32,
+    /// A [`Thinning`] code.
     pub thinning: u32,
     /// Number of servers in the simulated queue (1 for Lindley).
     pub servers: u32,
-    /// Number of queues the stream is split over (R) for `thinning`.
+    /// Number of queues the stream is split over (R) for `thinning`; under
+    /// [`Kernel::Dispatch`], the [`DispatchPolicy`] code.
     pub route_n: u32,
     /// Customers recorded per replication, after `warmup` discarded ones.
     pub customers: u32,
@@ -158,11 +123,11 @@ pub struct PointParams {
     pub point_index: u32,
     /// 1 / histogram scale: times are binned as `t * inv_hist_scale`.
     pub inv_hist_scale: f32,
-    /// [`kernel::DISPATCH`] with [`dispatch::POD`]: servers sampled per
+    /// [`Kernel::Dispatch`] with [`DispatchPolicy::Pod`]: servers sampled per
     /// arrival (clamped to 1..=min(`servers`, [`dispatch::MAX_CHOICES`])).
     /// Unused (0) otherwise.
     pub choices: u32,
-    /// [`kernel::DISPATCH`]: routers the arrivals are split over at random,
+    /// [`Kernel::Dispatch`]: routers the arrivals are split over at random,
     /// each knowing only its own requests (0 counts as 1). Unused otherwise.
     pub routers: u32,
 }
@@ -171,9 +136,9 @@ impl Law {
     /// A law of `kind` with parameters `p`, neither scaled nor clamped
     /// (scale 1, range [0, f32::MAX]): the laws benchmarks and tests write
     /// by hand (specs go through `dist`).
-    pub fn unclamped(kind: u32, p: [f32; 4]) -> Self {
+    pub fn unclamped(kind: LawKind, p: [f32; 4]) -> Self {
         Self {
-            kind,
+            kind: kind.code(),
             p,
             scale: 1.0,
             lo: 0.0,
@@ -183,10 +148,69 @@ impl Law {
     }
 }
 
+impl Law {
+    /// The law's family. Records are built from [`LawKind`]s, so an unknown
+    /// code is a bug, never input.
+    #[inline(always)]
+    pub fn kind(&self) -> LawKind {
+        LawKind::from_code(self.kind).expect("Law::kind holds a LawKind code")
+    }
+}
+
 impl PointParams {
     pub fn seed(&self) -> u64 {
         u64::from(self.seed_lo) | (u64::from(self.seed_hi) << 32)
     }
+
+    /// The recursion that simulates this point.
+    #[inline(always)]
+    pub fn kernel(&self) -> Kernel {
+        Kernel::from_code(self.kernel).expect("PointParams::kernel holds a Kernel code")
+    }
+
+    /// The thinning the point's queue actually sees: none when `route_n` is 1.
+    #[inline(always)]
+    pub fn effective_thinning(&self) -> Thinning {
+        if self.route_n > 1 {
+            Thinning::from_code(self.thinning).expect("PointParams::thinning holds a Thinning code")
+        } else {
+            Thinning::None
+        }
+    }
+
+    /// The dispatch policy of a [`Kernel::Dispatch`] point.
+    #[inline(always)]
+    pub fn policy(&self) -> DispatchPolicy {
+        debug_assert_eq!(self.kernel(), Kernel::Dispatch);
+        DispatchPolicy::from_code(self.route_n).expect("route_n holds a DispatchPolicy code")
+    }
+
+    /// `choices` as the dispatch kernels use it: 1 ..= min(R, MAX_CHOICES).
+    pub fn effective_choices(&self) -> u32 {
+        self.choices
+            .clamp(1, dispatch::MAX_CHOICES)
+            .min(self.servers.max(1))
+    }
+}
+
+/// Iteration bound of the gamma rejection loop (acceptance is above 95%, so
+/// hitting it means broken parameters, reported through `RepResult::status`).
+pub const GAMMA_MAX_TRIES: u32 = 64;
+/// Erlang sums with more phases than this use the gamma sampler.
+pub const ERLANG_DIRECT_MAX: u32 = 16;
+/// Cap on the number of stream arrivals summed for one thinned arrival.
+pub const GEOMETRIC_CAP: u32 = 1 << 24;
+
+/// Customers per block of a replication's running sums: each block is summed
+/// in f32 from zero and added to a Kahan-compensated total, so long runs keep
+/// their precision on both engines.
+pub const SUM_BLOCK: u32 = 256;
+
+/// Customers between rebases of the free-at times of a queue of `servers`
+/// (Kiefer–Wolfowitz and dispatch kernels): times are relative to an epoch
+/// that moves to the current arrival this often, keeping f32 precision.
+pub fn rebase_period(servers: u32) -> u32 {
+    servers.max(32)
 }
 
 /// Replications per tile: the GPU workgroup size.
@@ -228,7 +252,7 @@ pub mod rep_status {
     pub const OK: u32 = 0;
     /// A rejection sampler hit its iteration bound.
     pub const SAMPLER_BOUND: u32 = 1;
-    /// [`kernel::DISPATCH`](super::kernel::DISPATCH): the requests in the
+    /// [`Kernel::Dispatch`](super::Kernel::Dispatch): the requests in the
     /// system outgrew [`dispatch::capacity`](super::dispatch::capacity); the
     /// replication stopped there and its numbers are meaningless.
     pub const QUEUE_OVERFLOW: u32 = 2;
@@ -249,14 +273,11 @@ pub const HIST_ZERO_BIN: u32 = 0;
 pub const HIST_UNDERFLOW_BIN: u32 = 1;
 pub const HIST_FIRST_LOG_BIN: u32 = 2;
 pub const HIST_OVERFLOW_BIN: u32 = HIST_FIRST_LOG_BIN + HIST_OCTAVES * HIST_SUB;
-/// Bins in one histogram.
+/// Bins in one histogram. A slot holds one histogram, of waits: a
+/// customer's FCFS wait and its own service time are independent, so sojourn
+/// percentiles are computed on the host from the wait histogram and the
+/// service law (`stats::convolved_quantile`).
 pub const HIST_BINS: u32 = HIST_OVERFLOW_BIN + 1;
-/// Histograms per slot: waits only. A customer's FCFS wait and its own
-/// service time are independent, so sojourn percentiles are computed on the
-/// host from the wait histogram and the service law
-/// (`stats::convolved_quantile`): half the per-customer histogram work, and
-/// half the workgroup memory (better GPU occupancy).
-pub const HISTS_PER_SLOT: u32 = 1;
 
 /// Bin of a scaled, nonnegative time `v` (= t / scale). Written with
 /// selects, not branches, so the CPU engine bins all its lanes at once.

@@ -1,0 +1,43 @@
+//! The contract's constants as WGSL source, generated from the Rust
+//! declarations and prepended to every pipeline, so the kernels and the CPU
+//! engine cannot drift apart. The enums' members are iterated, so a new law,
+//! kernel, thinning or policy reaches the shaders without an edit here.
+
+use super::*;
+
+/// WGSL `const` declarations of every shared constant and enum code.
+pub fn constants() -> String {
+    let mut u32s: Vec<(&str, u32)> = Vec::new();
+    u32s.extend(LawKind::ALL.iter().map(|k| (k.wgsl_name(), k.code())));
+    u32s.extend(Kernel::ALL.iter().map(|k| (k.wgsl_name(), k.code())));
+    u32s.extend(Thinning::ALL.iter().map(|k| (k.wgsl_name(), k.code())));
+    u32s.extend(
+        DispatchPolicy::ALL
+            .iter()
+            .map(|k| (k.wgsl_name(), k.code())),
+    );
+    u32s.extend([
+        ("TILE_REPS", TILE_REPS),
+        ("SUM_BLOCK", SUM_BLOCK),
+        ("HIST_SUB_BITS", HIST_SUB_BITS),
+        ("HIST_SUB", HIST_SUB),
+        ("HIST_OCTAVES", HIST_OCTAVES),
+        ("HIST_OVERFLOW_BIN", HIST_OVERFLOW_BIN),
+        ("HIST_BINS", HIST_BINS),
+        ("HIST_SLOT_WORDS", HIST_BINS),
+        ("GAMMA_MAX_TRIES", GAMMA_MAX_TRIES),
+        ("ERLANG_DIRECT_MAX", ERLANG_DIRECT_MAX),
+        ("GEOMETRIC_CAP", GEOMETRIC_CAP),
+        ("STATUS_SAMPLER_BOUND", rep_status::SAMPLER_BOUND),
+        ("STATUS_QUEUE_OVERFLOW", rep_status::QUEUE_OVERFLOW),
+        ("DISPATCH_CAPACITY_SLACK", dispatch::CAPACITY_SLACK),
+        ("DISPATCH_HEADER_WORDS", dispatch::HEADER_WORDS),
+        ("MAX_CHOICES", dispatch::MAX_CHOICES),
+    ]);
+    let mut s = String::from("// Generated from src/contract/.\n");
+    for (name, v) in u32s {
+        s.push_str(&format!("const {name}: u32 = {v}u;\n"));
+    }
+    s.push_str(&format!("const HIST_MIN_EXP: i32 = {HIST_MIN_EXP};\n"));
+    s
+}
