@@ -1,8 +1,7 @@
 //! The results CSV: one row per grid point, written and flushed as each point
 //! completes, and the summary table printed after a run.
 //!
-//! Column names are the product's interface: never rename one; new columns go
-//! at the end of [`COLUMNS`].
+//! Each column is declared once, name and formatter together, in [`TABLE`].
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -13,59 +12,91 @@ use anyhow::{Context, Result};
 
 use crate::analytic::Baseline;
 use crate::spec::GridPoint;
-use crate::stats::PointStats;
+use crate::stats::{PointStats, P50, P90, P95, P99, P999};
 use crate::UsageError;
 
-/// Every column, in order.
-pub const COLUMNS: &[&str] = &[
-    "point",
-    "routing",
-    "servers",
-    "workers",
-    "arrival",
-    "lambda",
-    "service",
-    "service_mean",
-    "service_scv",
-    "rho",
-    "stable",
-    "reps",
-    "customers",
-    "warmup",
-    "seed",
-    "mean_wait",
-    "mean_wait_ci95",
-    "p_wait",
-    "p50_wait",
-    "p90_wait",
-    "p95_wait",
-    "p99_wait",
-    "p99_wait_ci95",
-    "p999_wait",
-    "max_wait",
-    "mean_sojourn",
-    "p99_sojourn",
-    "backend",
-    "seconds",
-    "customers_per_s",
+/// One CSV column: its name and how a [`Row`] fills it, declared together so
+/// the two cannot drift apart. Column names are the product's interface:
+/// never rename one; new columns go at the end of [`TABLE`].
+pub struct Column {
+    pub name: &'static str,
+    pub value: fn(&Row) -> String,
+}
+
+/// Every column, in order: adding a column is one entry here.
+pub const TABLE: &[Column] = &[
+    col("point", |r| r.point.index.to_string()),
+    col("routing", |r| r.point.routing.to_string()),
+    col("servers", |r| r.point.servers.to_string()),
+    col("workers", |r| r.point.workers.to_string()),
+    col("arrival", |r| r.point.arrival_text.clone()),
+    col("lambda", |r| num(r.point.lambda)),
+    col("service", |r| r.point.service.text().to_string()),
+    col("service_mean", |r| num(r.point.service.mean())),
+    col("service_scv", |r| num(r.point.service.scv())),
+    col("rho", |r| num(r.point.rho)),
+    col("stable", |r| r.point.stable.to_string()),
+    col("reps", |r| r.reps.to_string()),
+    col("customers", |r| r.customers.to_string()),
+    col("warmup", |r| r.warmup.to_string()),
+    col("seed", |r| r.seed.to_string()),
+    col("mean_wait", |r| num(r.stats.mean_wait)),
+    col("mean_wait_ci95", |r| opt(r.stats.mean_wait_ci95)),
+    col("p_wait", |r| num(r.stats.p_wait)),
+    col("p50_wait", |r| num(r.stats.wait_pct[P50])),
+    col("p90_wait", |r| num(r.stats.wait_pct[P90])),
+    col("p95_wait", |r| num(r.stats.wait_pct[P95])),
+    col("p99_wait", |r| num(r.stats.wait_pct[P99])),
+    col("p99_wait_ci95", |r| opt(r.stats.wait_pct_ci95[P99])),
+    col("p999_wait", |r| num(r.stats.wait_pct[P999])),
+    col("max_wait", |r| num(r.stats.max_wait)),
+    col("mean_sojourn", |r| num(r.stats.mean_sojourn)),
+    col("p99_sojourn", |r| num(r.stats.p99_sojourn)),
+    col("backend", |r| r.backend.to_string()),
+    col("seconds", |r| format!("{:.3}", r.seconds)),
+    col("customers_per_s", |r| num(r.customers_per_s())),
     // Analytic baselines (see `analytic`).
-    "analytic_mean_wait",
-    "analytic_p99_wait",
-    "analytic_method",
-    "rel_err_mean_wait",
+    col("analytic_mean_wait", |r| opt(r.analytic.mean_wait)),
+    col("analytic_p99_wait", |r| opt(r.analytic.p99_wait)),
+    col("analytic_method", |r| r.analytic.method.clone()),
+    col("rel_err_mean_wait", |r| opt(r.rel_err_mean_wait())),
     // Sectioning CIs of the other percentiles, and of the mean sojourn.
-    "p50_wait_ci95",
-    "p90_wait_ci95",
-    "p95_wait_ci95",
-    "p999_wait_ci95",
-    "mean_sojourn_ci95",
+    col("p50_wait_ci95", |r| opt(r.stats.wait_pct_ci95[P50])),
+    col("p90_wait_ci95", |r| opt(r.stats.wait_pct_ci95[P90])),
+    col("p95_wait_ci95", |r| opt(r.stats.wait_pct_ci95[P95])),
+    col("p999_wait_ci95", |r| opt(r.stats.wait_pct_ci95[P999])),
+    col("mean_sojourn_ci95", |r| opt(r.stats.mean_sojourn_ci95)),
     // `--precision`: whether the CIs reached it (empty without it).
-    "converged",
+    col("converged", |r| {
+        r.converged.map(|c| c.to_string()).unwrap_or_default()
+    }),
     // Dynamic dispatch (see `routing`): `pod`'s d (empty for the other
     // policies) and the number of routers (1 where the axis does not apply).
-    "choices",
-    "routers",
+    col("choices", |r| {
+        r.point.choices.map(|d| d.to_string()).unwrap_or_default()
+    }),
+    col("routers", |r| r.point.routers.to_string()),
 ];
+
+const fn col(name: &'static str, value: fn(&Row) -> String) -> Column {
+    Column { name, value }
+}
+
+/// Every column name, in order (the CSV header).
+pub const COLUMNS: [&str; TABLE.len()] = {
+    let mut names = [""; TABLE.len()];
+    let mut i = 0;
+    while i < TABLE.len() {
+        names[i] = TABLE[i].name;
+        i += 1;
+    }
+    names
+};
+
+/// Index of the column `name` in [`COLUMNS`].
+pub fn column_index(name: &str) -> Option<usize> {
+    COLUMNS.iter().position(|c| *c == name)
+}
 
 /// Columns whose values depend on the machine, not the spec and seed.
 pub const TIMING_COLUMNS: &[&str] = &["backend", "seconds", "customers_per_s"];
@@ -116,63 +147,27 @@ pub struct Row<'a> {
 }
 
 impl Row<'_> {
+    /// The row's fields, in [`COLUMNS`] order.
     pub fn fields(&self) -> Vec<String> {
-        let p = self.point;
-        let s = self.stats;
-        let a = self.analytic;
+        TABLE.iter().map(|c| (c.value)(self)).collect()
+    }
+
+    /// Customers simulated (warm-up included) per second of engine time.
+    fn customers_per_s(&self) -> f64 {
         let simulated = f64::from(self.reps) * (f64::from(self.customers) + f64::from(self.warmup));
-        let rel_err = a
+        if self.seconds > 0.0 {
+            simulated / self.seconds
+        } else {
+            0.0
+        }
+    }
+
+    /// (simulated − analytic) / analytic mean wait, where the baseline is > 0.
+    fn rel_err_mean_wait(&self) -> Option<f64> {
+        self.analytic
             .mean_wait
             .filter(|&m| m > 0.0)
-            .map(|m| (s.mean_wait - m) / m);
-        vec![
-            p.index.to_string(),
-            p.routing.to_string(),
-            p.servers.to_string(),
-            p.workers.to_string(),
-            p.arrival_text.clone(),
-            num(p.lambda),
-            p.service.text().to_string(),
-            num(p.service.mean()),
-            num(p.service.scv()),
-            num(p.rho),
-            p.stable.to_string(),
-            self.reps.to_string(),
-            self.customers.to_string(),
-            self.warmup.to_string(),
-            self.seed.to_string(),
-            num(s.mean_wait),
-            opt(s.mean_wait_ci95),
-            num(s.p_wait),
-            num(s.wait_pct[0]),
-            num(s.wait_pct[1]),
-            num(s.wait_pct[2]),
-            num(s.wait_pct[3]),
-            opt(s.wait_pct_ci95[3]),
-            num(s.wait_pct[4]),
-            num(s.max_wait),
-            num(s.mean_sojourn),
-            num(s.p99_sojourn),
-            self.backend.to_string(),
-            format!("{:.3}", self.seconds),
-            num(if self.seconds > 0.0 {
-                simulated / self.seconds
-            } else {
-                0.0
-            }),
-            opt(a.mean_wait),
-            opt(a.p99_wait),
-            a.method.clone(),
-            opt(rel_err),
-            opt(s.wait_pct_ci95[0]),
-            opt(s.wait_pct_ci95[1]),
-            opt(s.wait_pct_ci95[2]),
-            opt(s.wait_pct_ci95[4]),
-            opt(s.mean_sojourn_ci95),
-            self.converged.map(|c| c.to_string()).unwrap_or_default(),
-            p.choices.map(|d| d.to_string()).unwrap_or_default(),
-            p.routers.to_string(),
-        ]
+            .map(|m| (self.stats.mean_wait - m) / m)
     }
 }
 
@@ -180,7 +175,6 @@ impl Row<'_> {
 pub struct CsvSink {
     path: PathBuf,
     writer: csv::Writer<File>,
-    pub rows: usize,
     /// Last `sync_data`.
     synced: Instant,
 }
@@ -246,7 +240,6 @@ impl CsvSink {
         Ok(Self {
             path: path.to_path_buf(),
             writer,
-            rows: 0,
             synced: Instant::now(),
         })
     }
@@ -276,7 +269,6 @@ impl CsvSink {
         if self.synced.elapsed() >= SYNC_EVERY {
             self.sync()?;
         }
-        self.rows += 1;
         Ok(())
     }
 }
@@ -297,7 +289,7 @@ pub fn summary_table(rows: &[Vec<String>]) -> String {
     ];
     let idx: Vec<usize> = SHOWN
         .iter()
-        .map(|c| COLUMNS.iter().position(|k| k == c).expect("known column"))
+        .map(|c| column_index(c).expect("known column"))
         .collect();
     let mut table: Vec<Vec<String>> = vec![SHOWN.iter().map(|s| s.to_string()).collect()];
     for r in rows {

@@ -192,10 +192,7 @@ pub fn scan_csv(path: &Path, expect: &Expect) -> Result<Scanned> {
 }
 
 fn col(name: &str) -> usize {
-    COLUMNS
-        .iter()
-        .position(|c| *c == name)
-        .expect("known column")
+    crate::output::column_index(name).expect("known column")
 }
 
 /// Cuts `path` to `len` bytes (dropping a torn last line) and syncs it.

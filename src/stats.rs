@@ -135,7 +135,16 @@ pub fn hist_quantile(counts: &[u64], q: f64, scale: f64, max: f64) -> Option<f64
     Some(max)
 }
 
-/// Percentiles reported for waits, as (column stem, q).
+/// Index of each reported percentile in [`PointStats::wait_pct`] (and
+/// [`WAIT_PERCENTILES`]).
+pub const P50: usize = 0;
+pub const P90: usize = 1;
+pub const P95: usize = 2;
+pub const P99: usize = 3;
+pub const P999: usize = 4;
+
+/// Percentiles reported for waits, as (column stem, q), at indices
+/// [`P50`] … [`P999`].
 pub const WAIT_PERCENTILES: [(&str, f64); 5] = [
     ("p50", 0.50),
     ("p90", 0.90),
@@ -151,7 +160,8 @@ pub struct PointStats {
     pub mean_wait: f64,
     pub mean_wait_ci95: Option<f64>,
     pub p_wait: f64,
-    /// Wait percentiles in the order of [`WAIT_PERCENTILES`], with CIs.
+    /// Wait percentiles in the order of [`WAIT_PERCENTILES`] (index with
+    /// [`P50`] … [`P999`]), with CIs.
     pub wait_pct: [f64; 5],
     pub wait_pct_ci95: [Option<f64>; 5],
     pub max_wait: f64,
