@@ -1,8 +1,6 @@
 //! The subcommands: glue between the CLI and the library.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::path::PathBuf;
 
 use anyhow::Result;
 
@@ -12,14 +10,13 @@ use qsweep::engine::cpu::CpuEngine;
 use qsweep::engine::gpu::list_adapters;
 use qsweep::engine::Engine;
 use qsweep::merge;
-use qsweep::output::{self, num, CsvSink, Row};
+use qsweep::output::{self, num};
 use qsweep::plot::{plot_csv, PlotOptions};
 use qsweep::progress::{self, Progress};
-use qsweep::provenance::{self, Invocation, Meta, Status, META_FORMAT};
-use qsweep::resume::{self, scan_csv, Expect, Scanned, Shard};
-use qsweep::spec::{default_out_path, Spec, SweepArgs, BACKENDS, SEED_SOURCE};
-use qsweep::sweep::{self, Interrupted, PointResult, PreparedPoint};
-use qsweep::UsageError;
+use qsweep::run::session::{self, Session};
+use qsweep::run::{interrupt, resume, PointResult};
+use qsweep::spec::{Spec, SweepArgs, SEED_SOURCE};
+use qsweep::stats::P99;
 
 /// Flags of `qsweep run`.
 #[derive(clap::Args, Debug)]
@@ -44,262 +41,45 @@ pub struct RunArgs {
     pub from_meta: Option<PathBuf>,
 }
 
-/// Set by Ctrl-C (or SIGTERM, SIGHUP): stop after the points in flight.
-static STOP: AtomicBool = AtomicBool::new(false);
-/// What Ctrl-C prints: how to resume.
-static RESUME_HINT: Mutex<String> = Mutex::new(String::new());
-
-fn usage(msg: String) -> anyhow::Error {
-    UsageError(msg).into()
-}
-
 /// `qsweep run`: simulate the grid (or a shard of it), one CSV row per point,
 /// with a `.meta.json` beside the CSV.
 pub fn run(args: &RunArgs) -> Result<()> {
-    let flag_shard = args.shard.as_deref().map(Shard::parse).transpose()?;
-    if args.resume && args.sweep.force {
-        return Err(usage(
-            "--resume: given together with --force; expected one of them (--resume keeps the \
-             CSV's rows, --force overwrites it)"
-                .into(),
-        ));
-    }
-    let (mut spec, meta_shard, spec_dir) = match &args.from_meta {
-        Some(path) => load_from_meta(path, &args.sweep)?,
-        None => {
-            let spec = Spec::load(&args.sweep)?;
-            let dir = match args.sweep.spec.as_deref().and_then(Path::parent) {
-                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-                _ => PathBuf::from("."),
-            };
-            let dir = dir.canonicalize().unwrap_or(dir).display().to_string();
-            (spec, None, dir)
-        }
-    };
-    let shard = flag_shard.or(meta_shard);
-    let named_out = spec.run.out.is_some();
-    if args.resume && !named_out {
-        return Err(usage(
-            "--resume: no CSV named; expected --out/-o with the CSV to resume (or --from-meta)"
-                .into(),
-        ));
-    }
-    let out = spec
-        .run
-        .out
-        .clone()
-        .unwrap_or_else(|| default_out_path(Path::new(".")));
-    spec.run.out = Some(out.clone());
+    let mut session = Session::open(&session::Request {
+        sweep: &args.sweep,
+        resume: args.resume,
+        shard: args.shard.as_deref(),
+        from_meta: args.from_meta.as_deref(),
+    })?;
     let mode = progress::Mode::detect(args.quiet);
     let say = |msg: &str| {
         if mode != progress::Mode::Quiet {
             progress::say(msg);
         }
     };
-
-    let points = spec.points();
-    let total = points.len() as u64;
-    let (prepared, table) = sweep::prepare(&spec, points);
-    let hash = provenance::spec_hash(&spec, &table);
-    let meta_file = provenance::meta_path(&out);
-    let expect = Expect {
-        total,
-        shard,
-        seed: spec.run.seed,
-    };
-    let started = provenance::now_rfc3339();
-
-    // What the CSV already holds (--resume), checked before any engine starts.
-    let resuming = args.resume && out.symlink_metadata().is_ok();
-    let mut previous_runs = Vec::new();
-    let mut first_started = started.clone();
-    let mut scanned = Scanned::default();
-    if resuming {
-        let old = meta_file
-            .exists()
-            .then(|| Meta::read(&meta_file))
-            .transpose()?;
-        if let Some(m) = &old {
-            if m.spec_hash != hash {
-                let why = if m.seed != spec.run.seed {
-                    format!("seed {}, this run has seed {}", m.seed, spec.run.seed)
-                } else {
-                    format!("spec hash {}, this spec has {hash}", m.spec_hash)
-                };
-                return Err(usage(format!(
-                    "--resume: '{}' was written by a different spec ({why}); expected the spec \
-                     and seed it was started with (or a new --out)",
-                    out.display()
-                )));
-            }
-            let this = shard.map(|s| s.to_string());
-            if m.shard != this {
-                let show = |s: &Option<String>| s.clone().unwrap_or_else(|| "none".into());
-                return Err(usage(format!(
-                    "--resume: '{}' holds shard {}, this run is shard {}; expected the same \
-                     --shard",
-                    out.display(),
-                    show(&m.shard),
-                    show(&this)
-                )));
-            }
-            previous_runs = m.previous_runs.clone();
-            let mut last = m.run.clone();
-            if last.status == Status::Running {
-                // Killed without a word: say so in the record.
-                last.ended = None;
-            }
-            previous_runs.push(last);
-            first_started = m.first_started.clone();
-        }
-        scanned = scan_csv(&out, &expect)?;
-        if old.is_none() && !scanned.rows.is_empty() {
-            return Err(usage(format!(
-                "--resume: '{}' has no '{}' beside it, so nothing shows which spec wrote it; \
-                 expected a CSV written by qsweep run (or pass --force to start it over)",
-                out.display(),
-                meta_file.display()
-            )));
-        }
-    } else if !spec.run.force && out.symlink_metadata().is_ok() {
-        // Refuse before opening an engine (CsvSink::create would too).
-        return Err(usage(format!(
-            "out: '{}' already exists; expected a new file (pass --force to overwrite it, or \
-             --resume to continue it)",
-            out.display()
-        )));
-    }
-
-    let sample_params: Vec<_> = prepared.iter().map(|p| p.params).collect();
-    let sample_params = backend::calibration_sample(&sample_params);
+    let run = session.spec.run.clone();
     let chosen = backend::choose_for(
-        &spec.run.backend,
-        spec.run.adapter.as_deref(),
-        spec.run.threads,
+        &run.backend,
+        run.adapter.as_deref(),
+        run.threads,
         &backend::Sample {
-            params: &sample_params,
-            table: &table,
+            params: &session.sample_params(),
+            table: &session.table,
         },
     )?;
     say(&format!("qsweep: backend: {}", chosen.reason));
     let mut engine = chosen.engine;
     let first_label = engine.label();
+    let todo = session.begin(&first_label, &say)?;
+    interrupt::set_resume_hint(&session.resume_hint());
+    interrupt::install();
+    say(&session.banner());
 
-    let mut sink = if resuming {
-        if scanned.no_header {
-            resume::truncate(&out, 0)?;
-        } else if let Some((line, bytes)) = scanned.torn {
-            say(&format!(
-                "qsweep: resume: dropping the cut-short last line of {} (line {line}, {bytes} \
-                 bytes); its point runs again",
-                out.display()
-            ));
-            resume::truncate(&out, scanned.good_len)?;
-        }
-        CsvSink::append(&out)?
-    } else {
-        if args.resume {
-            say(&format!(
-                "qsweep: resume: {} does not exist yet; starting it",
-                out.display()
-            ));
-        }
-        CsvSink::create(&out, spec.run.force)?
-    };
-
-    let mut todo: Vec<PreparedPoint> = prepared
-        .into_iter()
-        .filter(|p| shard.is_none_or(|s| s.contains(p.grid.index)))
-        .filter(|p| !scanned.points.contains(&p.grid.index))
-        .collect();
-    let in_file = shard.map_or(total, |s| s.size(total));
-    let done_before = scanned.rows.len() as u64;
-    if spec.run.warmup_auto && !todo.is_empty() {
-        choose_warmups(&mut todo, &table, spec.run.threads, &say);
-    }
-
-    let mut meta = Meta {
-        format: META_FORMAT.to_string(),
-        csv: merge::file_name(&out),
-        spec_hash: hash,
-        seed: spec.run.seed,
-        spec_toml: spec.to_toml(),
-        spec_source: spec.source.clone(),
-        spec_dir,
-        points_total: total,
-        shard: shard.map(|s| s.to_string()),
-        points: in_file,
-        points_done: done_before,
-        backend: spec.run.backend.clone(),
-        adapter: spec.run.adapter.clone(),
-        run: Invocation {
-            command: provenance::command_line(),
-            cwd: provenance::cwd(),
-            host: provenance::hostname(),
-            qsweep_version: provenance::VERSION.to_string(),
-            git_revision: provenance::GIT_REVISION.to_string(),
-            engine: first_label.clone(),
-            started,
-            ended: None,
-            status: Status::Running,
-            points_run: 0,
-        },
-        first_started,
-        error: None,
-        previous_runs,
-        pieces: Vec::new(),
-    };
-    meta.write(&meta_file)?;
-
-    let hint = resume_hint(&out, !named_out);
-    if let Ok(mut h) = RESUME_HINT.lock() {
-        h.clone_from(&hint);
-    }
-    install_interrupt_handler();
-
-    let shard_note = shard
-        .map(|s| format!("; shard {s}: {in_file} of the {total} points"))
-        .unwrap_or_default();
-    let resume_note = if resuming {
-        format!("; resuming: {done_before} of {in_file} done")
-    } else {
-        String::new()
-    };
-    let reps_note = match spec.run.precision {
-        Some(p) => format!(
-            "{}+ replications (until ±{} at 95%, at most {:.3e} customers a point)",
-            spec.run.reps.max(qsweep::precision::MIN_FIRST_ROUND),
-            num(p),
-            spec.run.max_customers as f64
-        ),
-        None => format!("{} replications", spec.run.reps),
-    };
-    let warmup_note = if spec.run.warmup_auto {
-        "auto".to_string()
-    } else {
-        spec.run.warmup.to_string()
-    };
-    say(&format!(
-        "qsweep: {} points × {reps_note} × {} customers (+{warmup_note} warm-up) from {} → {}\
-         {shard_note}{resume_note}",
-        total,
-        spec.run.customers,
-        spec.source,
-        out.display()
-    ));
-
-    let mut rows = scanned.rows;
-    let mut progress = Progress::new(mode, in_file, done_before);
-    let mut sim_seconds = 0.0;
-    let mut sim_customers = 0.0;
+    let mut progress = Progress::new(mode, session.in_file, session.done_before);
     let mut wide_points: Vec<u32> = Vec::new();
-    let mut new_rows = 0u64;
-    let mut labels = vec![first_label.clone()];
     let wall = std::time::Instant::now();
-    let can_fall_back = spec.run.backend == "auto" && first_label != "cpu";
-    let threads = spec.run.threads;
+    let table = session.table.clone();
     let mut fallback = |e: &anyhow::Error, left: usize| -> Result<Box<dyn Engine>> {
-        let cpu = CpuEngine::new(threads);
+        let cpu = CpuEngine::new(run.threads);
         let e = format!("{e:#}").replace('\n', " ");
         progress::say(&format!(
             "qsweep: {e}; the rows before it are kept; continuing on the CPU engine ({} \
@@ -308,73 +88,19 @@ pub fn run(args: &RunArgs) -> Result<()> {
         ));
         Ok(Box::new(cpu))
     };
+    let can_fall_back = run.backend == "auto" && first_label != "cpu";
     let result = resume::run_surviving(
         todo,
         &table,
-        spec.run.reps,
+        run.reps,
         &mut engine,
         can_fall_back.then_some(&mut fallback as resume::Fallback<'_>),
         &mut |r: PointResult<'_>, label: &str| {
-            let baseline = sweep::baseline(&r.point.grid);
-            let warmup = r.point.params.warmup;
-            let row = Row {
-                point: &r.point.grid,
-                reps: r.stats.reps as u32,
-                customers: spec.run.customers,
-                warmup,
-                seed: spec.run.seed,
-                stats: &r.stats,
-                analytic: &baseline,
-                backend: label,
-                seconds: r.seconds,
-                converged: r.converged,
-            };
-            let simulated =
-                r.stats.reps as f64 * (f64::from(spec.run.customers) + f64::from(warmup));
-            let fields = row.fields();
-            sink.write(&fields)?;
-            new_rows += 1;
-            sim_seconds += r.seconds;
-            sim_customers += simulated;
-            if labels.last().is_none_or(|l| l != label) {
-                labels.push(label.to_string());
-            }
-            progress.point(simulated, || {
-                let theory = baseline
-                    .mean_wait
-                    .map(|m| format!(" (theory {})", num(m)))
-                    .unwrap_or_default();
-                format!(
-                    "{} rho={}: mean wait {} ± {}{theory}, p99 {}",
-                    spec.describe(&r.point.grid),
-                    num(r.point.grid.rho),
-                    num(r.stats.mean_wait),
-                    r.stats
-                        .mean_wait_ci95
-                        .map(num)
-                        .unwrap_or_else(|| "?".into()),
-                    num(r.stats.wait_pct[3]),
-                )
-            });
-            if let Some(why) = wide_ci(&r.stats) {
-                wide_points.push(r.point.grid.index);
-                progress.note(&format!(
-                    "qsweep: warning: point {} ({}): {why}; its digits are not to be trusted (more \
-                     --reps or --customers, or --precision)",
-                    r.point.grid.index,
-                    spec.describe(&r.point.grid)
-                ));
-            }
-            if r.stats.failed_reps > 0 {
-                progress.note(&format!(
-                    "qsweep: warning: point {}: {} replications hit a sampler bound",
-                    r.point.grid.index, r.stats.failed_reps
-                ));
-            }
-            rows.push(fields);
+            session.write(&r, label)?;
+            report_point(&session, &r, &mut progress, &mut wide_points);
             Ok(())
         },
-        &STOP,
+        interrupt::stop_flag(),
     );
     let rate = progress.rate();
     progress.finish();
@@ -383,255 +109,86 @@ pub fn run(args: &RunArgs) -> Result<()> {
         let shown: Vec<String> = wide_points.iter().take(10).map(u32::to_string).collect();
         let more = if wide_points.len() > 10 { ", ..." } else { "" };
         progress::say(&format!(
-            "qsweep: warning: {} of {new_rows} points have a mean-wait or p99 95% CI wider than \
+            "qsweep: warning: {} of {} points have a mean-wait or p99 95% CI wider than \
              {}% of the estimate (points {}{more})",
             wide_points.len(),
-            WIDE_CI * 100.0,
+            session.new_rows(),
+            session::WIDE_CI * 100.0,
             shown.join(", ")
         ));
     }
-    // The rows on disk before the meta file says how many there are.
-    let synced = sink.sync();
-    if result.is_ok() {
-        synced?;
-    }
+    session.finish(result)?;
 
-    meta.points_done = done_before + new_rows;
-    meta.run.points_run = new_rows;
-    meta.run.engine = labels.join(", then ");
-    meta.run.ended = Some(provenance::now_rfc3339());
-    meta.run.status = match &result {
-        Ok(()) => Status::Complete,
-        Err(e) if e.is::<Interrupted>() => Status::Interrupted,
-        Err(_) => Status::Failed,
-    };
-    if let Err(e) = &result {
-        if !e.is::<Interrupted>() {
-            meta.error = Some(format!("{e:#}"));
-        }
-    }
-    meta.write(&meta_file)?;
-
-    if let Err(e) = result {
-        let kept = format!(
-            "{} of {in_file} points are in {}",
-            meta.points_done,
-            out.display()
-        );
-        if e.is::<Interrupted>() {
-            progress::say(&format!(
-                "qsweep: interrupted; {kept}. To resume:\n  {hint}"
-            ));
-        } else {
-            progress::say(&format!(
-                "qsweep: the run stopped; {kept}. After fixing the cause, resume with:\n  {hint}"
-            ));
-        }
-        return Err(e);
-    }
-
-    print!("{}", output::summary_table(&rows));
+    print!("{}", output::summary_table(&session.rows));
     output::flush_stdout();
+    let new_rows = session.new_rows();
     if new_rows == 0 {
         eprintln!(
             "qsweep: nothing left to run: {} already holds all {} points",
-            sink.path().display(),
-            rows.len()
+            session.out.display(),
+            session.rows.len()
         );
         return Ok(());
     }
-    let resumed = if done_before > 0 {
-        format!(" ({} in all)", rows.len())
+    let resumed = if session.done_before > 0 {
+        format!(" ({} in all)", session.rows.len())
     } else {
         String::new()
     };
     eprintln!(
         "qsweep: wrote {new_rows} rows{resumed} to {} in {:.1} s ({:.3e} customers/s on {}; {:.3e} \
          in the engine)",
-        sink.path().display(),
+        session.out.display(),
         wall.elapsed().as_secs_f64(),
         rate,
-        meta.run.engine,
-        sim_customers / sim_seconds.max(1e-9)
+        session.engines(),
+        session.sim_customers / session.sim_seconds.max(1e-9)
     );
     Ok(())
 }
 
-/// A CI half-width above this fraction of its estimate earns a warning.
-const WIDE_CI: f64 = 0.10;
-
-/// Why a point's mean-wait or p99 CI is too wide to trust (None: fine).
-fn wide_ci(s: &qsweep::stats::PointStats) -> Option<String> {
-    let mut why = Vec::new();
-    for (name, est, hw) in [
-        ("mean wait", s.mean_wait, s.mean_wait_ci95),
-        ("p99 wait", s.wait_pct[3], s.wait_pct_ci95[3]),
-    ] {
-        match hw {
-            None => why.push(format!("{name} has no CI ({} replication)", s.reps)),
-            Some(hw) if hw > WIDE_CI * est => {
-                why.push(format!("{name} {} ± {} (95%)", num(est), num(hw)))
-            }
-            Some(_) => {}
-        }
-    }
-    (!why.is_empty()).then(|| why.join(", "))
-}
-
-/// `--warmup auto`: each point's warm-up from MSER-5 on a CPU pilot run.
-fn choose_warmups(points: &mut [PreparedPoint], table: &[f32], threads: usize, say: &dyn Fn(&str)) {
-    let started = std::time::Instant::now();
-    qsweep::warmup::resolve(points, table, threads);
-    let warmups: Vec<u32> = points.iter().map(|p| p.params.warmup).collect();
-    let (lo, hi) = (
-        warmups.iter().min().copied().unwrap_or(0),
-        warmups.iter().max().copied().unwrap_or(0),
-    );
-    let piloted: f64 = points
-        .iter()
-        .filter_map(|p| p.pilot)
-        .map(|q| f64::from(q.customers) * f64::from(q.reps))
-        .sum();
-    say(&format!(
-        "qsweep: warm-up auto: MSER-5 on CPU pilots of {} points ({:.3e} customers) in {:.1} s: \
-         warm-ups {lo}..={hi} customers",
-        points.len(),
-        piloted,
-        started.elapsed().as_secs_f64()
-    ));
-    for p in points.iter() {
-        if let Some(pilot) = p.pilot.filter(|q| q.at_limit) {
-            progress::say(&format!(
-                "qsweep: warning: point {}: the warm-up pilot ({} customers × {} replications) \
-                 saw no end of the transient in its first half; warm-up {} may be too short",
-                p.grid.index, pilot.customers, pilot.reps, p.params.warmup
-            ));
-        }
-    }
-}
-
-/// `qsweep run --from-meta`: the recorded spec, with the flags that may
-/// change applied; its shard; the directory its `file=` paths resolve in.
-fn load_from_meta(path: &Path, a: &SweepArgs) -> Result<(Spec, Option<Shard>, String)> {
-    let mut given = Vec::new();
-    if a.spec.is_some() {
-        given.push("SPEC".to_string());
-    }
-    for (name, set) in [
-        ("routing", !a.routing.is_empty()),
-        ("servers", !a.servers.is_empty()),
-        ("workers", !a.workers.is_empty()),
-        ("arrival", !a.arrival.is_empty()),
-        ("lambda", !a.lambda.is_empty()),
-        ("rho", !a.rho.is_empty()),
-        ("service", !a.service.is_empty()),
-        ("choices", !a.choices.is_empty()),
-        ("routers", !a.routers.is_empty()),
-        ("reps", a.reps.is_some()),
-        ("customers", a.customers.is_some()),
-        ("warmup", a.warmup.is_some()),
-        ("precision", a.precision.is_some()),
-        ("max-customers", a.max_customers.is_some()),
-        ("seed", a.seed.is_some()),
-        ("allow-unstable", a.allow_unstable),
-    ] {
-        if set {
-            given.push(format!("--{name}"));
-        }
-    }
-    if !given.is_empty() {
-        return Err(usage(format!(
-            "--from-meta: the spec comes from '{}'; expected no {} (only --out, --backend, \
-             --adapter, --threads, --shard, --force, --resume, --quiet)",
-            path.display(),
-            given.join(", ")
-        )));
-    }
-    let meta = Meta::read(path)?;
-    let mut spec = Spec::from_toml_str(
-        &meta.spec_toml,
-        &format!("{} spec_toml", path.display()),
-        Path::new(&meta.spec_dir),
-    )?;
-    spec.source = meta.spec_source.clone();
-    let beside = path.parent().unwrap_or(Path::new("")).join(&meta.csv);
-    spec.run.out = Some(a.out.clone().unwrap_or(beside));
-    if let Some(b) = &a.backend {
-        let b = b.trim();
-        if !BACKENDS.contains(&b) {
-            return Err(usage(format!(
-                "--backend: '{b}' is not a valid value; expected one of auto, gpu, cpu"
-            )));
-        }
-        spec.run.backend = b.to_string();
-    }
-    if let Some(name) = &a.adapter {
-        spec.run.adapter = Some(name.clone());
-    }
-    if let Some(t) = &a.threads {
-        spec.run.threads = t.trim().parse().map_err(|_| {
-            usage(format!(
-                "--threads: '{t}' is not a valid value; expected an integer >= 0 (0 = all cores)"
-            ))
-        })?;
-    }
-    spec.run.force = a.force;
-    let shard = meta.shard.as_deref().map(Shard::parse).transpose()?;
-    Ok((spec, shard, meta.spec_dir))
-}
-
-/// This command line with `--resume` (and `-o OUT` when the name was
-/// chosen by default; `--force` dropped).
-fn resume_hint(out: &Path, add_out: bool) -> String {
-    let mut args: Vec<String> = provenance::command_line()
-        .into_iter()
-        .filter(|a| a != "--force")
-        .collect();
-    if add_out {
-        args.push("-o".into());
-        args.push(out.display().to_string());
-    }
-    if !args.iter().any(|a| a == "--resume") {
-        args.push("--resume".into());
-    }
-    provenance::shell_join(&args)
-}
-
-/// Ctrl-C and SIGTERM (a batch scheduler's notice) set [`STOP`]; a second
-/// one exits at once (the CSV's whole rows are kept either way). SIGHUP is
-/// left alone, so `nohup qsweep run ...` survives a closed terminal.
-#[cfg(unix)]
-fn install_interrupt_handler() {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let mut signals = match signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) {
-        Ok(s) => s,
-        Err(e) => {
-            progress::say(&format!(
-                "qsweep: warning: cannot catch Ctrl-C ({e}); the CSV stays resumable anyway"
-            ));
-            return;
-        }
-    };
-    std::thread::spawn(move || {
-        for _ in signals.forever() {
-            let hint = RESUME_HINT.lock().map(|h| h.clone()).unwrap_or_default();
-            if STOP.swap(true, Ordering::SeqCst) {
-                progress::say(&format!(
-                    "qsweep: stopped at once; the CSV keeps its whole rows. To resume:\n  {hint}"
-                ));
-                std::process::exit(130);
-            }
-            progress::say(
-                "qsweep: interrupt: finishing the points being simulated, then stopping (press \
-                 Ctrl-C again to stop at once)",
-            );
-        }
+/// A finished point on the progress display, and its warnings.
+fn report_point(
+    session: &Session,
+    r: &PointResult<'_>,
+    progress: &mut Progress,
+    wide_points: &mut Vec<u32>,
+) {
+    let spec = &session.spec;
+    let g = &r.point.grid;
+    progress.point(session::simulated_customers(r, spec.run.customers), || {
+        let theory = qsweep::run::baseline(g)
+            .mean_wait
+            .map(|m| format!(" (theory {})", num(m)))
+            .unwrap_or_default();
+        format!(
+            "{} rho={}: mean wait {} ± {}{theory}, p99 {}",
+            spec.describe(g),
+            num(g.rho),
+            num(r.stats.mean_wait),
+            r.stats
+                .mean_wait_ci95
+                .map(num)
+                .unwrap_or_else(|| "?".into()),
+            num(r.stats.wait_pct[P99]),
+        )
     });
+    if let Some(why) = session::wide_ci(&r.stats) {
+        wide_points.push(g.index);
+        progress.note(&format!(
+            "qsweep: warning: point {} ({}): {why}; its digits are not to be trusted (more \
+             --reps or --customers, or --precision)",
+            g.index,
+            spec.describe(g)
+        ));
+    }
+    if r.stats.failed_reps > 0 {
+        progress.note(&format!(
+            "qsweep: warning: point {}: {} replications hit a sampler bound",
+            g.index, r.stats.failed_reps
+        ));
+    }
 }
-
-/// Elsewhere Ctrl-C ends the process; the CSV stays resumable.
-#[cfg(not(unix))]
-fn install_interrupt_handler() {}
 
 /// Flags of `qsweep merge`.
 #[derive(clap::Args, Debug)]
@@ -683,7 +240,7 @@ pub fn analytic(args: &SweepArgs) -> Result<()> {
     ];
     let mut rows: Vec<Vec<String>> = Vec::new();
     for p in &points {
-        let b = sweep::baseline(p);
+        let b = qsweep::run::baseline(p);
         rows.push(vec![
             p.index.to_string(),
             p.routing.to_string(),

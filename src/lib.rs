@@ -1,8 +1,9 @@
 //! qsweep: GPU-accelerated Monte Carlo sweeps of queueing systems.
 //!
-//! Data flow: `spec` (TOML + flags) → grid points → `sweep` builds
+//! Data flow: `spec` (TOML + flags) → grid points → `run` builds
 //! [`contract::PointParams`] and tiles → an `engine` (CPU or GPU) → `stats`
-//! → `output` (CSV row per point, beside `analytic` baselines).
+//! → `output` (CSV row per point, beside `analytic` baselines). See
+//! ARCHITECTURE.md for where each piece lives.
 
 pub mod analytic;
 pub mod backend;
@@ -13,17 +14,14 @@ pub mod engine;
 pub mod merge;
 pub mod output;
 pub mod plot;
-pub mod precision;
 pub mod progress;
 pub mod provenance;
-pub mod resume;
 pub mod rng;
 pub mod routing;
+pub mod run;
 pub mod sampling;
 pub mod spec;
 pub mod stats;
-pub mod sweep;
-pub mod warmup;
 
 /// Bad input from the user: reported as one line, exit code 2.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -5,8 +5,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
+use qsweep::run::Interrupted;
 use qsweep::spec::{SpecError, SweepArgs};
-use qsweep::sweep::Interrupted;
 use qsweep::UsageError;
 
 mod commands;

@@ -11,7 +11,7 @@ use anyhow::Result;
 
 use crate::output::CsvSink;
 use crate::provenance::{self, meta_path, Invocation, Meta, Piece, Status, META_FORMAT};
-use crate::resume::{scan_csv, Expect, Shard};
+use crate::run::resume::{scan_csv, Expect, Shard};
 use crate::UsageError;
 
 /// What [`merge`] wrote.
@@ -163,7 +163,7 @@ pub fn merge(out: &Path, pieces: &[PathBuf], force: bool) -> Result<Merged> {
     let first = &metas[0];
     let meta = Meta {
         format: META_FORMAT.to_string(),
-        csv: file_name(out),
+        csv: provenance::file_name(out),
         spec_hash: first.spec_hash.clone(),
         seed: first.seed,
         spec_toml: first.spec_toml.clone(),
@@ -212,11 +212,4 @@ pub fn merge(out: &Path, pieces: &[PathBuf], force: bool) -> Result<Merged> {
     let mp = meta_path(out);
     meta.write(&mp)?;
     Ok(Merged { rows, meta: mp })
-}
-
-/// The last component of `p`, as text.
-pub fn file_name(p: &Path) -> String {
-    p.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| p.display().to_string())
 }

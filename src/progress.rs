@@ -127,11 +127,6 @@ impl Progress {
         }
     }
 
-    /// A message shown even when quiet (warnings, failures).
-    pub fn warn(&self, msg: &str) {
-        say(msg);
-    }
-
     /// Removes the bar (before the summary is printed).
     pub fn finish(&mut self) {
         if let Some(b) = self.bar.take() {

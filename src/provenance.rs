@@ -166,6 +166,13 @@ impl Meta {
     }
 }
 
+/// A CSV's file name, as the `.meta.json` beside it records it.
+pub fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| p.display().to_string())
+}
+
 /// `results.csv` → `results.meta.json`.
 pub fn meta_path(csv: &Path) -> PathBuf {
     csv.with_extension("meta.json")

@@ -220,7 +220,7 @@ fn run_writes_rows_as_points_finish_and_prints_a_summary() {
     // A chunk holds at most CHUNK_REPS replications, so with that many per
     // point each point is its own engine call and its row must reach the
     // file before the next point starts.
-    let reps = qsweep::sweep::CHUNK_REPS.to_string();
+    let reps = qsweep::run::CHUNK_REPS.to_string();
     let points = 6;
     let all = run_args(&[
         "--routing",

@@ -30,9 +30,9 @@ use qsweep::contract::{rep_status, DispatchPolicy, Kernel, Law, LawKind, PointPa
 use qsweep::engine::cpu::CpuEngine;
 use qsweep::engine::schedule::tiles_for_point;
 use qsweep::engine::{Batch, Engine};
+use qsweep::run as sweep;
 use qsweep::spec::{GridPoint, Spec};
 use qsweep::stats::{point_stats, PointStats};
-use qsweep::sweep;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

@@ -23,9 +23,9 @@ use std::path::Path;
 use std::process::Command;
 
 use qsweep::engine::cpu::CpuEngine;
+use qsweep::run::warmup::{self, mser5};
+use qsweep::run::{self as sweep, PointResult, PreparedPoint};
 use qsweep::spec::{Spec, SweepArgs};
-use qsweep::sweep::{self, PointResult, PreparedPoint};
-use qsweep::warmup::{self, mser5};
 
 const BIN: &str = env!("CARGO_BIN_EXE_qsweep");
 

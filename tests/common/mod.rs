@@ -6,9 +6,9 @@ use std::path::Path;
 use qsweep::analytic::Baseline;
 use qsweep::engine::gpu::{AdapterChoice, GpuEngine};
 use qsweep::engine::Engine;
+use qsweep::run::{self as sweep, PointResult};
 use qsweep::spec::{GridPoint, Spec};
 use qsweep::stats::PointStats;
-use qsweep::sweep::{self, PointResult};
 
 /// Opens the GPU engine, or reports the test skipped. With
 /// `QSWEEP_REQUIRE_GPU=1` (as in CI) a missing adapter fails the test instead.

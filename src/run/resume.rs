@@ -13,9 +13,10 @@ use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result};
 
+use super::point::{PointResult, PreparedPoint};
+use super::rounds::{self, Interrupted};
 use crate::engine::Engine;
 use crate::output::COLUMNS;
-use crate::sweep::{self, Interrupted, PointResult, PreparedPoint};
 use crate::UsageError;
 
 /// `--shard K/N`: the points whose index is ≡ K (mod N).
@@ -211,7 +212,7 @@ pub fn truncate(path: &Path, len: u64) -> Result<()> {
 /// number of points still to run (and says so to the user).
 pub type Fallback<'a> = &'a mut dyn FnMut(&anyhow::Error, usize) -> Result<Box<dyn Engine>>;
 
-/// [`sweep::run_points_until`] that survives one engine failure: when the
+/// [`rounds::run_points_until`] that survives one engine failure: when the
 /// engine fails and `fallback` is given, the points not yet reported run on
 /// the engine it makes. `on_point` gets each finished point and the label of
 /// the engine that simulated it. Errors from `on_point` and [`Interrupted`]
@@ -229,7 +230,7 @@ pub fn run_surviving(
         let label = engine.label();
         let mut done = HashSet::new();
         let mut callback_failed = false;
-        let result = sweep::run_points_until(
+        let result = rounds::run_points_until(
             &points,
             table,
             reps,
@@ -399,7 +400,7 @@ mod tests {
             lambda: vec!["0.5".into()],
             service: vec!["exp(mean=0.2)".into()],
             // One point per chunk, so a failure falls between points.
-            reps: Some((sweep::CHUNK_REPS / 2 + 1).to_string()),
+            reps: Some((crate::run::CHUNK_REPS / 2 + 1).to_string()),
             customers: Some("3".into()),
             warmup: Some("0".into()),
             ..SweepArgs::default()
@@ -409,7 +410,7 @@ mod tests {
 
     fn collect(engine: Box<dyn Engine>, fallback: bool) -> (Result<()>, Vec<(u32, String, f64)>) {
         let spec = tiny();
-        let (prepared, table) = sweep::prepare(&spec, spec.points());
+        let (prepared, table) = crate::run::prepare(&spec, spec.points());
         let mut engine = engine;
         let mut got = Vec::new();
         let mut calls = 0;
@@ -464,7 +465,7 @@ mod tests {
     #[test]
     fn a_set_stop_flag_interrupts_between_chunks() {
         let spec = tiny();
-        let (prepared, table) = sweep::prepare(&spec, spec.points());
+        let (prepared, table) = crate::run::prepare(&spec, spec.points());
         let stop = AtomicBool::new(false);
         let mut engine: Box<dyn Engine> = Box::new(CpuEngine::new(1));
         let mut n = 0;

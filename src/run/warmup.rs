@@ -56,10 +56,11 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+pub use super::point::Pilot;
+use super::point::PreparedPoint;
 use crate::contract::{Kernel, PointParams, HIST_BINS};
 use crate::engine::cpu::{kiefer_wolfowitz_traced, lindley_traced, LANES};
 use crate::engine::dispatch;
-use crate::sweep::PreparedPoint;
 
 /// Customers per MSER batch.
 pub const MSER_BATCH: usize = 5;
@@ -151,24 +152,6 @@ pub fn mser(series: &[f64], m: usize) -> Option<(usize, Mser)> {
 /// MSER-5 ([`mser`] with batches of [`MSER_BATCH`]).
 pub fn mser5(series: &[f64]) -> Option<(usize, Mser)> {
     mser(series, MSER_BATCH)
-}
-
-/// The outcome of one point's pilot.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Pilot {
-    /// Customers per pilot replication (the last pilot, after doubling).
-    pub customers: u32,
-    /// Pilot replications.
-    pub reps: u32,
-    /// Customers per MSER batch.
-    pub batch: u32,
-    /// The truncation MSER chose, in customers.
-    pub truncation: u32,
-    /// The warm-up to use (rounded up, floored, capped).
-    pub warmup: u32,
-    /// See [`Mser::at_limit`]: even the longest pilot saw no end of the
-    /// transient, so `warmup` may be too short.
-    pub at_limit: bool,
 }
 
 /// `x` rounded up to two significant digits.
@@ -335,31 +318,22 @@ pub fn pilot(p: &PointParams, table: &[f32]) -> Pilot {
     }
 }
 
-/// Runs the pilots of the points that asked for `auto` and have none yet,
-/// on `threads` threads (0 = all cores), and sets their warm-ups.
-pub fn resolve(points: &mut [PreparedPoint], table: &[f32], threads: usize) {
-    let todo: Vec<usize> = (0..points.len())
-        .filter(|&i| points[i].warmup_auto && points[i].pilot.is_none())
-        .collect();
-    if todo.is_empty() {
-        return;
-    }
+/// Pilots for `points` — (parameters, stable) pairs — on `threads` threads
+/// (0 = all cores), in order. An unstable point gets no pilot (its transient
+/// never ends): the floor warm-up, flagged `at_limit`.
+fn pilots(points: &[(PointParams, bool)], table: &[f32], threads: usize) -> Vec<Pilot> {
     let threads = if threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
         threads
     };
-    let params: Vec<(PointParams, bool)> = todo
-        .iter()
-        .map(|&i| (points[i].params, points[i].grid.stable))
-        .collect();
-    let results = Mutex::new(vec![None; todo.len()]);
+    let results = Mutex::new(vec![None; points.len()]);
     let next = AtomicUsize::new(0);
     std::thread::scope(|scope| {
-        for _ in 0..threads.min(todo.len()) {
+        for _ in 0..threads.min(points.len()) {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(p, stable)) = params.get(i) else {
+                let Some(&(p, stable)) = points.get(i) else {
                     break;
                 };
                 let r = if stable {
@@ -378,8 +352,28 @@ pub fn resolve(points: &mut [PreparedPoint], table: &[f32], threads: usize) {
             });
         }
     });
-    for (&i, r) in todo.iter().zip(results.into_inner().unwrap()) {
-        let r = r.expect("every pilot ran");
+    results
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.expect("every pilot ran"))
+        .collect()
+}
+
+/// Runs the pilots of the points that asked for `auto` and have none yet,
+/// on `threads` threads (0 = all cores), and sets their warm-ups.
+pub fn resolve(points: &mut [PreparedPoint], table: &[f32], threads: usize) {
+    let todo: Vec<usize> = (0..points.len())
+        .filter(|&i| points[i].warmup_auto && points[i].pilot.is_none())
+        .collect();
+    if todo.is_empty() {
+        return;
+    }
+    let params: Vec<(PointParams, bool)> = todo
+        .iter()
+        .map(|&i| (points[i].params, points[i].grid.stable))
+        .collect();
+    for (&i, r) in todo.iter().zip(pilots(&params, table, threads)) {
         points[i].params.warmup = r.warmup;
         points[i].pilot = Some(r);
     }

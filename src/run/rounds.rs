@@ -1,17 +1,16 @@
-//! `--precision P`: replications added in rounds until the 95% CIs of the
-//! mean and the p99 wait are within `P` × their estimates, or the point has
-//! simulated `--max-customers` customers (warm-up included).
+//! The run loop: prepared points in, one [`PointResult`] per point out, in
+//! grid order, reported as soon as the point and every point before it are
+//! done.
+//!
+//! Every run is a sequence of rounds. A fixed-size run is the one-round case;
+//! under `--precision` ([`super::precision`]) a point gets further rounds
+//! until its CIs reach the target or its budget is spent.
 //!
 //! # Rounds
-//! - Round 0 runs `--reps` replications (at least [`MIN_FIRST_ROUND`]), as a
-//!   fixed run would: replications 0..n, cut into `hist_batches(n)` sections
-//!   (`engine::schedule`).
-//! - Each later round estimates the replications needed from the current
-//!   CIs, n·max(hw/(P·estimate))² over the mean and the p99 (CI half-widths
-//!   shrink as 1/√n), plus [`MARGIN`], growing at most [`MAX_GROWTH`]-fold
-//!   per round and at least by one replication per section; it never goes
-//!   past `max_customers` (nor [`MAX_REPS`]). When not even one more
-//!   replication per section fits, the point stops unconverged.
+//! - Round 0 runs `--reps` replications (under `precision`, at least
+//!   [`MIN_FIRST_ROUND`]): replications 0..n, cut into `hist_batches(n)`
+//!   sections (`engine::schedule`), each with its own wait histogram, so
+//!   percentile CIs come from sectioning.
 //! - Replication numbers continue across rounds (round r simulates
 //!   replications n_r..n_{r+1}); they are part of every stream's key, so
 //!   each round's replications are new and independent, and a point's
@@ -21,80 +20,57 @@
 //!   concatenated (means and their Student t CIs over all replications),
 //!   and each round's new replications are dealt evenly to the point's
 //!   sections, whose histograms accumulate. Percentile CIs therefore stay
-//!   sectioning over the same `hist_batches` sections of (nearly) equal
-//!   size: adding each round's batches as extra sections instead would mix
-//!   batch quantiles of different variances in one t interval.
+//!   sectioning over the same sections of (nearly) equal size: adding each
+//!   round's batches as extra sections instead would mix batch quantiles of
+//!   different variances in one t interval.
 //!
-//! Engine calls pack the next round of every unfinished point of a chunk,
-//! split to stay within `sweep::CHUNK_REPS` and `sweep::CHUNK_CUSTOMERS`; a
-//! point's row is written as soon as it and every point before it are done.
+//! # Chunks and engine calls
+//! Points are packed into chunks (many points per engine call, so a GPU has
+//! thousands of replications in flight) within [`CHUNK_REPS`] and
+//! [`CHUNK_CUSTOMERS`]; each round of a chunk packs the next round of every
+//! unfinished point into engine calls within the same caps.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 
+use super::point::{check_overflow, failed_on, PointResult, PreparedPoint};
+use super::precision::{converged, next_total, MAX_REPS, MIN_FIRST_ROUND};
 use crate::contract::{RepResult, Tile, HIST_BINS, TILE_REPS};
 use crate::engine::schedule::{batch_start, hist_batches};
 use crate::engine::{Batch, Engine};
 use crate::stats::{point_stats, PointStats};
-use crate::sweep::{
-    check_overflow, Interrupted, PointResult, PreparedPoint, CHUNK_CUSTOMERS, CHUNK_REPS,
-};
 
-/// A point's stopping rule.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Precision {
-    /// Target 95% CI half-width relative to the estimate (mean and p99 wait).
-    pub target: f64,
-    /// Most customers (warm-up included) the point may simulate.
-    pub max_customers: u64,
-}
+/// Replications packed into one engine call, at most.
+pub const CHUNK_REPS: u64 = 1 << 16;
+/// Customers (warm-up included) packed into one engine call, at most: a
+/// chunk's rows wait for the whole chunk, so this bounds that delay.
+pub const CHUNK_CUSTOMERS: f64 = 4e9;
 
-/// Largest growth of the replication count in one round.
-pub const MAX_GROWTH: f64 = 4.0;
-/// Aim this much past the estimated need (the CI estimate is itself noisy).
-pub const MARGIN: f64 = 1.1;
-/// Smallest first round under `precision` (16 sections of one replication).
-pub const MIN_FIRST_ROUND: u32 = 16;
-/// Most replications per point (their results are kept in memory).
-pub const MAX_REPS: u64 = 1 << 24;
+/// A run stopped by [`run_points_until`]'s flag (Ctrl-C): every point
+/// reported before it is complete.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+#[error("interrupted")]
+pub struct Interrupted;
 
-/// Half-width over estimate; 0 when both are 0, None without a CI.
-fn relative(hw: Option<f64>, estimate: f64) -> Option<f64> {
-    let hw = hw?;
-    Some(if hw <= 0.0 {
-        0.0
-    } else if estimate > 0.0 {
-        hw / estimate
-    } else {
-        f64::INFINITY
-    })
-}
-
-/// Relative 95% CI half-widths of the mean and the p99 wait.
-pub fn relative_half_widths(s: &PointStats) -> (Option<f64>, Option<f64>) {
-    (
-        relative(s.mean_wait_ci95, s.mean_wait),
-        relative(s.wait_pct_ci95[3], s.wait_pct[3]),
+/// Simulate `points` on `engine`, calling `on_point` for each finished point
+/// in grid order. Errors name the points of the failing engine call.
+pub fn run_points<'p>(
+    points: &'p [PreparedPoint],
+    table: &[f32],
+    reps: u32,
+    engine: &mut dyn Engine,
+    on_point: &mut dyn FnMut(PointResult<'p>) -> Result<()>,
+) -> Result<()> {
+    run_points_until(
+        points,
+        table,
+        reps,
+        engine,
+        on_point,
+        &AtomicBool::new(false),
     )
-}
-
-/// Both CIs within `target` of their estimates.
-pub fn converged(s: &PointStats, target: f64) -> bool {
-    matches!(relative_half_widths(s), (Some(m), Some(p)) if m <= target && p <= target)
-}
-
-/// Replications to have after the next round, from `n` now (before the
-/// budget is applied).
-pub fn next_total(n: u64, s: &PointStats, target: f64) -> u64 {
-    let ratio = match relative_half_widths(s) {
-        (Some(m), Some(p)) => (m / target).powi(2).max((p / target).powi(2)),
-        _ => MAX_GROWTH,
-    };
-    let want = (n as f64 * ratio * MARGIN).ceil();
-    let most = (n as f64 * MAX_GROWTH).ceil();
-    (want.min(most) as u64).max(n + 1)
 }
 
 /// Replications (and sections) of a point's first round.
@@ -121,6 +97,9 @@ struct State {
     stats: PointStats,
     /// Some(converged) once the point is finished.
     done: Option<bool>,
+    /// Replications that overflowed the dispatch kernel: the point fails
+    /// when its turn to be reported comes.
+    overflow: Option<anyhow::Error>,
     /// The next round: (section, first replication, count).
     next: Vec<(u32, u32, u32)>,
 }
@@ -147,6 +126,7 @@ impl State {
             seconds: 0.0,
             stats: PointStats::default(),
             done: None,
+            overflow: None,
             next,
         }
     }
@@ -190,8 +170,9 @@ struct Piece {
     count: u32,
 }
 
-/// [`crate::sweep::run_points_until`] for points with a [`Precision`] (a
-/// point without one runs a single round, as a fixed run would).
+/// [`run_points`] that stops when `stop` is set: it is checked before each
+/// round, so the round in flight still finishes and every point it completes
+/// is reported; then it returns an [`Interrupted`] error.
 pub fn run_points_until<'p>(
     points: &'p [PreparedPoint],
     table: &[f32],
@@ -200,12 +181,19 @@ pub fn run_points_until<'p>(
     on_point: &mut dyn FnMut(PointResult<'p>) -> Result<()>,
     stop: &AtomicBool,
 ) -> Result<()> {
+    if let Some(p) = points.iter().find(|p| p.warmup_auto && p.pilot.is_none()) {
+        anyhow::bail!(
+            "grid point {}: warmup = \"auto\" but no pilot has chosen its warm-up (call \
+             warmup::resolve before running the points)",
+            p.grid.index
+        );
+    }
     let per_rep = |p: &PreparedPoint| f64::from(p.params.customers) + f64::from(p.params.warmup);
     let per_slot = HIST_BINS as usize;
     let mut start = 0;
     while start < points.len() {
         // A chunk: as many points as the first rounds' budget allows.
-        let end = crate::sweep::chunk_end(points, start, |p| first_round(p, reps));
+        let end = chunk_end(points, start, |p| first_round(p, reps));
         let chunk = &points[start..end];
         let mut states: Vec<State> = chunk
             .iter()
@@ -279,7 +267,7 @@ pub fn run_points_until<'p>(
                 };
                 let started = Instant::now();
                 let out = engine.run(&batch).with_context(|| {
-                    crate::sweep::failed_on(
+                    failed_on(
                         engine,
                         &chunk[pieces[0].point].grid,
                         &chunk[pieces[pieces.len() - 1].point].grid,
@@ -308,7 +296,11 @@ pub fn run_points_until<'p>(
                 if st.done.is_some() || round_reps[i].is_empty() {
                     continue;
                 }
-                check_overflow(&chunk[i], &round_reps[i])?;
+                if let Err(e) = check_overflow(&chunk[i], &round_reps[i]) {
+                    st.overflow = Some(e);
+                    st.done = Some(false);
+                    continue;
+                }
                 st.reps.append(&mut round_reps[i]);
                 let batches: Vec<&[u64]> = st.hist.iter().map(Vec::as_slice).collect();
                 let service = &chunk[i].grid.service;
@@ -318,6 +310,9 @@ pub fn run_points_until<'p>(
             while reported < chunk.len() {
                 let st = &mut states[reported];
                 let Some(ok) = st.done else { break };
+                if let Some(e) = st.overflow.take() {
+                    return Err(e);
+                }
                 let p = &chunk[reported];
                 on_point(PointResult {
                     point: p,
@@ -336,41 +331,28 @@ pub fn run_points_until<'p>(
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn stats(mean: f64, hw: f64, p99: f64, p99_hw: f64) -> PointStats {
-        let mut s = PointStats {
-            mean_wait: mean,
-            mean_wait_ci95: Some(hw),
-            ..PointStats::default()
-        };
-        s.wait_pct[3] = p99;
-        s.wait_pct_ci95[3] = Some(p99_hw);
-        s
+/// End of the chunk of points that starts at `start`: it grows while the
+/// replications (`reps_of` each) and customers stay within [`CHUNK_REPS`] and
+/// [`CHUNK_CUSTOMERS`], and always holds at least one point.
+pub fn chunk_end(
+    points: &[PreparedPoint],
+    start: usize,
+    reps_of: impl Fn(&PreparedPoint) -> u32,
+) -> usize {
+    let mut end = start;
+    let (mut chunk_reps, mut chunk_customers) = (0u64, 0f64);
+    while end < points.len() {
+        let p = &points[end];
+        let n = reps_of(p);
+        let c = f64::from(n) * (f64::from(p.params.customers) + f64::from(p.params.warmup));
+        if end > start
+            && (chunk_reps + u64::from(n) > CHUNK_REPS || chunk_customers + c > CHUNK_CUSTOMERS)
+        {
+            break;
+        }
+        chunk_reps += u64::from(n);
+        chunk_customers += c;
+        end += 1;
     }
-
-    #[test]
-    fn convergence_needs_both_cis() {
-        assert!(converged(&stats(1.0, 0.01, 10.0, 0.1), 0.01));
-        assert!(!converged(&stats(1.0, 0.011, 10.0, 0.1), 0.01));
-        assert!(!converged(&stats(1.0, 0.01, 10.0, 0.2), 0.01));
-        // No waiting at all: nothing left to estimate.
-        assert!(converged(&stats(0.0, 0.0, 0.0, 0.0), 0.01));
-        assert!(!converged(&PointStats::default(), 0.01));
-    }
-
-    #[test]
-    fn growth_follows_the_ci_and_is_capped() {
-        // Twice the target: 4× the replications wanted, 4.4× with margin,
-        // capped at 4×.
-        assert_eq!(next_total(100, &stats(1.0, 0.02, 1.0, 0.01), 0.01), 400);
-        // 1.2× the target on the p99: 1.44 × 1.1 ≈ 1.584.
-        assert_eq!(next_total(100, &stats(1.0, 0.005, 1.0, 0.012), 0.01), 159);
-        // No CI: grow by the cap.
-        assert_eq!(next_total(10, &PointStats::default(), 0.01), 40);
-        // Always at least one more.
-        assert_eq!(next_total(10, &stats(1.0, 0.0, 1.0, 0.0), 0.01), 11);
-    }
+    end
 }

@@ -1,0 +1,28 @@
+//! Running a sweep: prepared grid points → engine calls → statistics → one
+//! [`PointResult`] per point, in grid order, as each completes.
+//!
+//! - [`point`]: a grid point made ready for the engines (its `PointParams`,
+//!   analytic baseline, warm-up pilots), and what a finished point reports;
+//! - [`rounds`]: the one run loop (chunks of points, engine calls, rounds; a
+//!   fixed-size run is its one-round case);
+//! - [`precision`]: the stopping rule of `--precision`;
+//! - [`warmup`]: `--warmup auto` (MSER-5 on CPU pilot runs);
+//! - [`resume`]: `--shard`, reading an existing CSV for `--resume` and
+//!   `merge`, and carrying on after an engine failure;
+//! - [`session`]: the lifecycle of `qsweep run` around the loop: checks on
+//!   the output, the `.meta.json`, rows written as points finish;
+//! - [`interrupt`]: Ctrl-C and SIGTERM.
+//!
+//! Dependencies point one way: `session` → `resume` → `rounds` → `point` →
+//! (`precision`, `warmup`).
+
+pub mod interrupt;
+pub mod point;
+pub mod precision;
+pub mod resume;
+pub mod rounds;
+pub mod session;
+pub mod warmup;
+
+pub use point::{baseline, prepare, PointResult, PreparedPoint};
+pub use rounds::{run_points, run_points_until, Interrupted, CHUNK_CUSTOMERS, CHUNK_REPS};

@@ -1,0 +1,583 @@
+//! The lifecycle of `qsweep run` around the run loop, so the binary is a
+//! short sequence of calls and each step is tested here:
+//!
+//! 1. [`Session::open`]: the spec (a file, the default study or a
+//!    `.meta.json`), the shard, and every check on the output before any
+//!    engine starts: an existing CSV is refused without `--force`; with
+//!    `--resume` its `.meta.json` must name the same spec, seed and shard
+//!    and its rows must be whole rows of this grid;
+//! 2. [`Session::begin`]: the CSV opened (a torn last line cut off), the
+//!    points still to run, `--warmup auto` pilots, and the `.meta.json`
+//!    written with status `running`;
+//! 3. [`Session::write`]: each finished point's row, flushed as it comes;
+//! 4. [`Session::finish`]: the rows synced, then the `.meta.json` marked
+//!    complete, interrupted or failed (with how to resume).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use super::point::{baseline, PointResult, PreparedPoint};
+use super::resume::{scan_csv, truncate, Expect, Scanned, Shard};
+use super::rounds::Interrupted;
+use crate::output::{num, CsvSink, Row};
+use crate::progress;
+use crate::provenance::{self, Invocation, Meta, Status, META_FORMAT};
+use crate::spec::{default_out_path, Spec, SweepArgs, BACKENDS};
+use crate::stats::{PointStats, P99};
+use crate::UsageError;
+
+fn usage(msg: String) -> anyhow::Error {
+    UsageError(msg).into()
+}
+
+/// What `qsweep run` was asked to do.
+pub struct Request<'a> {
+    pub sweep: &'a SweepArgs,
+    /// `--resume`: continue the CSV named by `--out`.
+    pub resume: bool,
+    /// `--shard K/N`, unparsed.
+    pub shard: Option<&'a str>,
+    /// `--from-meta`: run the spec recorded in this `.meta.json`.
+    pub from_meta: Option<&'a Path>,
+}
+
+/// A run between its checks and its last row.
+pub struct Session {
+    pub spec: Spec,
+    /// The results CSV.
+    pub out: PathBuf,
+    /// Its `.meta.json`.
+    pub meta_file: PathBuf,
+    pub shard: Option<Shard>,
+    /// Every point of the grid, ready for the engines.
+    prepared: Vec<PreparedPoint>,
+    /// The shared empirical-law table.
+    pub table: Vec<f32>,
+    /// Points in the whole grid, and in this CSV once complete.
+    pub total: u64,
+    pub in_file: u64,
+    /// `--out` was given (not chosen by default).
+    named_out: bool,
+    /// Continuing an existing CSV.
+    pub resuming: bool,
+    /// `--resume` was given (with nothing to resume, the CSV is started).
+    resume_requested: bool,
+    scanned: Scanned,
+    hash: String,
+    spec_dir: String,
+    started: String,
+    first_started: String,
+    previous_runs: Vec<Invocation>,
+    /// Rows in the CSV: those kept from before, then each new one.
+    pub rows: Vec<Vec<String>>,
+    /// Rows kept from an earlier run.
+    pub done_before: u64,
+    sink: Option<CsvSink>,
+    meta: Option<Meta>,
+    /// Engines that simulated, in order (after a fallback, two).
+    labels: Vec<String>,
+    /// Engine seconds and customers (warm-up included) of the new rows.
+    pub sim_seconds: f64,
+    pub sim_customers: f64,
+}
+
+impl Session {
+    /// Loads the spec and checks the output; nothing is written.
+    pub fn open(req: &Request) -> Result<Session> {
+        let flag_shard = req.shard.map(Shard::parse).transpose()?;
+        if req.resume && req.sweep.force {
+            return Err(usage(
+                "--resume: given together with --force; expected one of them (--resume keeps \
+                 the CSV's rows, --force overwrites it)"
+                    .into(),
+            ));
+        }
+        let (mut spec, meta_shard, spec_dir) = match req.from_meta {
+            Some(path) => load_from_meta(path, req.sweep)?,
+            None => {
+                let spec = Spec::load(req.sweep)?;
+                let dir = match req.sweep.spec.as_deref().and_then(Path::parent) {
+                    Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                    _ => PathBuf::from("."),
+                };
+                let dir = dir.canonicalize().unwrap_or(dir).display().to_string();
+                (spec, None, dir)
+            }
+        };
+        let shard = flag_shard.or(meta_shard);
+        let named_out = spec.run.out.is_some();
+        if req.resume && !named_out {
+            return Err(usage(
+                "--resume: no CSV named; expected --out/-o with the CSV to resume (or \
+                 --from-meta)"
+                    .into(),
+            ));
+        }
+        let out = spec
+            .run
+            .out
+            .clone()
+            .unwrap_or_else(|| default_out_path(Path::new(".")));
+        spec.run.out = Some(out.clone());
+
+        let points = spec.points();
+        let total = points.len() as u64;
+        let (prepared, table) = super::prepare(&spec, points);
+        let hash = provenance::spec_hash(&spec, &table);
+        let meta_file = provenance::meta_path(&out);
+        let started = provenance::now_rfc3339();
+        let mut session = Session {
+            resuming: req.resume && out.symlink_metadata().is_ok(),
+            resume_requested: req.resume,
+            in_file: shard.map_or(total, |s| s.size(total)),
+            spec,
+            out,
+            meta_file,
+            shard,
+            prepared,
+            table,
+            total,
+            named_out,
+            scanned: Scanned::default(),
+            hash,
+            spec_dir,
+            first_started: started.clone(),
+            started,
+            previous_runs: Vec::new(),
+            rows: Vec::new(),
+            done_before: 0,
+            sink: None,
+            meta: None,
+            labels: Vec::new(),
+            sim_seconds: 0.0,
+            sim_customers: 0.0,
+        };
+        if session.resuming {
+            session.check_resumable()?;
+        } else if !session.spec.run.force && session.out.symlink_metadata().is_ok() {
+            // Refuse before opening an engine (CsvSink::create would too).
+            return Err(usage(format!(
+                "out: '{}' already exists; expected a new file (pass --force to overwrite it, \
+                 or --resume to continue it)",
+                session.out.display()
+            )));
+        }
+        Ok(session)
+    }
+
+    /// `--resume`: the CSV and its `.meta.json` come from this spec, seed
+    /// and shard; keeps their rows and the earlier invocations.
+    fn check_resumable(&mut self) -> Result<()> {
+        let out = &self.out;
+        let old = self
+            .meta_file
+            .exists()
+            .then(|| Meta::read(&self.meta_file))
+            .transpose()?;
+        if let Some(m) = &old {
+            if m.spec_hash != self.hash {
+                let why = if m.seed != self.spec.run.seed {
+                    format!("seed {}, this run has seed {}", m.seed, self.spec.run.seed)
+                } else {
+                    format!("spec hash {}, this spec has {}", m.spec_hash, self.hash)
+                };
+                return Err(usage(format!(
+                    "--resume: '{}' was written by a different spec ({why}); expected the spec \
+                     and seed it was started with (or a new --out)",
+                    out.display()
+                )));
+            }
+            let this = self.shard.map(|s| s.to_string());
+            if m.shard != this {
+                let show = |s: &Option<String>| s.clone().unwrap_or_else(|| "none".into());
+                return Err(usage(format!(
+                    "--resume: '{}' holds shard {}, this run is shard {}; expected the same \
+                     --shard",
+                    out.display(),
+                    show(&m.shard),
+                    show(&this)
+                )));
+            }
+            self.previous_runs = m.previous_runs.clone();
+            let mut last = m.run.clone();
+            if last.status == Status::Running {
+                // Killed without a word: say so in the record.
+                last.ended = None;
+            }
+            self.previous_runs.push(last);
+            self.first_started = m.first_started.clone();
+        }
+        let expect = Expect {
+            total: self.total,
+            shard: self.shard,
+            seed: self.spec.run.seed,
+        };
+        self.scanned = scan_csv(out, &expect)?;
+        if old.is_none() && !self.scanned.rows.is_empty() {
+            return Err(usage(format!(
+                "--resume: '{}' has no '{}' beside it, so nothing shows which spec wrote it; \
+                 expected a CSV written by qsweep run (or pass --force to start it over)",
+                out.display(),
+                self.meta_file.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// A sample of the grid's points, for calibrating `--backend auto`.
+    pub fn sample_params(&self) -> Vec<crate::contract::PointParams> {
+        let all: Vec<_> = self.prepared.iter().map(|p| p.params).collect();
+        crate::backend::calibration_sample(&all)
+    }
+
+    /// Opens the CSV (cutting off a torn last line when resuming), takes
+    /// the points still to run, runs the `--warmup auto` pilots and writes
+    /// the `.meta.json` with status `running`. `say` shows progress notes.
+    pub fn begin(&mut self, engine_label: &str, say: &dyn Fn(&str)) -> Result<Vec<PreparedPoint>> {
+        let sink = if self.resuming {
+            if self.scanned.no_header {
+                truncate(&self.out, 0)?;
+            } else if let Some((line, bytes)) = self.scanned.torn {
+                say(&format!(
+                    "qsweep: resume: dropping the cut-short last line of {} (line {line}, \
+                     {bytes} bytes); its point runs again",
+                    self.out.display()
+                ));
+                truncate(&self.out, self.scanned.good_len)?;
+            }
+            CsvSink::append(&self.out)?
+        } else {
+            if self.resume_requested {
+                say(&format!(
+                    "qsweep: resume: {} does not exist yet; starting it",
+                    self.out.display()
+                ));
+            }
+            CsvSink::create(&self.out, self.spec.run.force)?
+        };
+        self.sink = Some(sink);
+
+        let shard = self.shard;
+        let kept = &self.scanned.points;
+        let mut todo: Vec<PreparedPoint> = std::mem::take(&mut self.prepared)
+            .into_iter()
+            .filter(|p| shard.is_none_or(|s| s.contains(p.grid.index)))
+            .filter(|p| !kept.contains(&p.grid.index))
+            .collect();
+        self.rows = std::mem::take(&mut self.scanned.rows);
+        self.done_before = self.rows.len() as u64;
+        if self.spec.run.warmup_auto && !todo.is_empty() {
+            choose_warmups(&mut todo, &self.table, self.spec.run.threads, say);
+        }
+
+        self.labels = vec![engine_label.to_string()];
+        let meta = Meta {
+            format: META_FORMAT.to_string(),
+            csv: provenance::file_name(&self.out),
+            spec_hash: self.hash.clone(),
+            seed: self.spec.run.seed,
+            spec_toml: self.spec.to_toml(),
+            spec_source: self.spec.source.clone(),
+            spec_dir: self.spec_dir.clone(),
+            points_total: self.total,
+            shard: self.shard.map(|s| s.to_string()),
+            points: self.in_file,
+            points_done: self.done_before,
+            backend: self.spec.run.backend.clone(),
+            adapter: self.spec.run.adapter.clone(),
+            run: Invocation {
+                command: provenance::command_line(),
+                cwd: provenance::cwd(),
+                host: provenance::hostname(),
+                qsweep_version: provenance::VERSION.to_string(),
+                git_revision: provenance::GIT_REVISION.to_string(),
+                engine: engine_label.to_string(),
+                started: self.started.clone(),
+                ended: None,
+                status: Status::Running,
+                points_run: 0,
+            },
+            first_started: self.first_started.clone(),
+            error: None,
+            previous_runs: std::mem::take(&mut self.previous_runs),
+            pieces: Vec::new(),
+        };
+        meta.write(&self.meta_file)?;
+        self.meta = Some(meta);
+        Ok(todo)
+    }
+
+    /// The command that resumes this run (this command line with
+    /// `--resume`, `-o OUT` when the name was chosen by default, `--force`
+    /// dropped).
+    pub fn resume_hint(&self) -> String {
+        let mut args: Vec<String> = provenance::command_line()
+            .into_iter()
+            .filter(|a| a != "--force")
+            .collect();
+        if !self.named_out {
+            args.push("-o".into());
+            args.push(self.out.display().to_string());
+        }
+        if !args.iter().any(|a| a == "--resume") {
+            args.push("--resume".into());
+        }
+        provenance::shell_join(&args)
+    }
+
+    /// The line that says what is about to run.
+    pub fn banner(&self) -> String {
+        let run = &self.spec.run;
+        let shard_note = self
+            .shard
+            .map(|s| format!("; shard {s}: {} of the {} points", self.in_file, self.total))
+            .unwrap_or_default();
+        let resume_note = if self.resuming {
+            format!("; resuming: {} of {} done", self.done_before, self.in_file)
+        } else {
+            String::new()
+        };
+        let reps_note = match run.precision {
+            Some(p) => format!(
+                "{}+ replications (until ±{} at 95%, at most {:.3e} customers a point)",
+                run.reps.max(super::precision::MIN_FIRST_ROUND),
+                num(p),
+                run.max_customers as f64
+            ),
+            None => format!("{} replications", run.reps),
+        };
+        let warmup_note = if run.warmup_auto {
+            "auto".to_string()
+        } else {
+            run.warmup.to_string()
+        };
+        format!(
+            "qsweep: {} points × {reps_note} × {} customers (+{warmup_note} warm-up) from {} → \
+             {}{shard_note}{resume_note}",
+            self.total,
+            run.customers,
+            self.spec.source,
+            self.out.display()
+        )
+    }
+
+    /// Writes (and flushes) a finished point's row; returns its fields.
+    pub fn write(&mut self, r: &PointResult<'_>, label: &str) -> Result<&[String]> {
+        let base = baseline(&r.point.grid);
+        let warmup = r.point.params.warmup;
+        let customers = self.spec.run.customers;
+        let row = Row {
+            point: &r.point.grid,
+            reps: r.stats.reps as u32,
+            customers,
+            warmup,
+            seed: self.spec.run.seed,
+            stats: &r.stats,
+            analytic: &base,
+            backend: label,
+            seconds: r.seconds,
+            converged: r.converged,
+        };
+        let fields = row.fields();
+        self.sink
+            .as_mut()
+            .expect("Session::begin opened the CSV")
+            .write(&fields)?;
+        self.sim_seconds += r.seconds;
+        self.sim_customers += simulated_customers(r, customers);
+        if self.labels.last().is_none_or(|l| l != label) {
+            self.labels.push(label.to_string());
+        }
+        self.rows.push(fields);
+        Ok(self.rows.last().expect("just pushed"))
+    }
+
+    /// Rows written by this invocation.
+    pub fn new_rows(&self) -> u64 {
+        self.rows.len() as u64 - self.done_before
+    }
+
+    /// The engines that simulated, as the meta and the summary name them.
+    pub fn engines(&self) -> String {
+        self.labels.join(", then ")
+    }
+
+    /// Syncs the rows, then records how the run ended in the `.meta.json`.
+    /// A failed or interrupted run says how many points are kept and how to
+    /// resume, and its error is returned.
+    pub fn finish(&mut self, result: Result<()>) -> Result<()> {
+        // The rows on disk before the meta file says how many there are.
+        let synced = self.sink.as_mut().map_or(Ok(()), CsvSink::sync);
+        if result.is_ok() {
+            synced?;
+        }
+        let new_rows = self.new_rows();
+        let engines = self.engines();
+        let meta = self.meta.as_mut().expect("Session::begin wrote the meta");
+        meta.points_done = self.done_before + new_rows;
+        meta.run.points_run = new_rows;
+        meta.run.engine = engines;
+        meta.run.ended = Some(provenance::now_rfc3339());
+        meta.run.status = match &result {
+            Ok(()) => Status::Complete,
+            Err(e) if e.is::<Interrupted>() => Status::Interrupted,
+            Err(_) => Status::Failed,
+        };
+        if let Err(e) = &result {
+            if !e.is::<Interrupted>() {
+                meta.error = Some(format!("{e:#}"));
+            }
+        }
+        meta.write(&self.meta_file)?;
+        if let Err(e) = result {
+            let kept = format!(
+                "{} of {} points are in {}",
+                meta.points_done,
+                self.in_file,
+                self.out.display()
+            );
+            let hint = self.resume_hint();
+            if e.is::<Interrupted>() {
+                progress::say(&format!(
+                    "qsweep: interrupted; {kept}. To resume:\n  {hint}"
+                ));
+            } else {
+                progress::say(&format!(
+                    "qsweep: the run stopped; {kept}. After fixing the cause, resume with:\n  \
+                     {hint}"
+                ));
+            }
+            return Err(e);
+        }
+        Ok(())
+    }
+}
+
+/// Customers simulated for a finished point, warm-up included.
+pub fn simulated_customers(r: &PointResult<'_>, customers: u32) -> f64 {
+    r.stats.reps as f64 * (f64::from(customers) + f64::from(r.point.params.warmup))
+}
+
+/// A CI half-width above this fraction of its estimate earns a warning.
+pub const WIDE_CI: f64 = 0.10;
+
+/// Why a point's mean-wait or p99 CI is too wide to trust (None: fine).
+pub fn wide_ci(s: &PointStats) -> Option<String> {
+    let mut why = Vec::new();
+    for (name, est, hw) in [
+        ("mean wait", s.mean_wait, s.mean_wait_ci95),
+        ("p99 wait", s.wait_pct[P99], s.wait_pct_ci95[P99]),
+    ] {
+        match hw {
+            None => why.push(format!("{name} has no CI ({} replication)", s.reps)),
+            Some(hw) if hw > WIDE_CI * est => {
+                why.push(format!("{name} {} ± {} (95%)", num(est), num(hw)))
+            }
+            Some(_) => {}
+        }
+    }
+    (!why.is_empty()).then(|| why.join(", "))
+}
+
+/// `--warmup auto`: each point's warm-up from MSER-5 on a CPU pilot run.
+fn choose_warmups(points: &mut [PreparedPoint], table: &[f32], threads: usize, say: &dyn Fn(&str)) {
+    let started = std::time::Instant::now();
+    super::warmup::resolve(points, table, threads);
+    let warmups: Vec<u32> = points.iter().map(|p| p.params.warmup).collect();
+    let (lo, hi) = (
+        warmups.iter().min().copied().unwrap_or(0),
+        warmups.iter().max().copied().unwrap_or(0),
+    );
+    let piloted: f64 = points
+        .iter()
+        .filter_map(|p| p.pilot)
+        .map(|q| f64::from(q.customers) * f64::from(q.reps))
+        .sum();
+    say(&format!(
+        "qsweep: warm-up auto: MSER-5 on CPU pilots of {} points ({:.3e} customers) in {:.1} s: \
+         warm-ups {lo}..={hi} customers",
+        points.len(),
+        piloted,
+        started.elapsed().as_secs_f64()
+    ));
+    for p in points.iter() {
+        if let Some(pilot) = p.pilot.filter(|q| q.at_limit) {
+            progress::say(&format!(
+                "qsweep: warning: point {}: the warm-up pilot ({} customers × {} replications) \
+                 saw no end of the transient in its first half; warm-up {} may be too short",
+                p.grid.index, pilot.customers, pilot.reps, p.params.warmup
+            ));
+        }
+    }
+}
+
+/// `qsweep run --from-meta`: the recorded spec, with the flags that may
+/// change applied; its shard; the directory its `file=` paths resolve in.
+fn load_from_meta(path: &Path, a: &SweepArgs) -> Result<(Spec, Option<Shard>, String)> {
+    let mut given = Vec::new();
+    if a.spec.is_some() {
+        given.push("SPEC".to_string());
+    }
+    for (name, set) in [
+        ("routing", !a.routing.is_empty()),
+        ("servers", !a.servers.is_empty()),
+        ("workers", !a.workers.is_empty()),
+        ("arrival", !a.arrival.is_empty()),
+        ("lambda", !a.lambda.is_empty()),
+        ("rho", !a.rho.is_empty()),
+        ("service", !a.service.is_empty()),
+        ("choices", !a.choices.is_empty()),
+        ("routers", !a.routers.is_empty()),
+        ("reps", a.reps.is_some()),
+        ("customers", a.customers.is_some()),
+        ("warmup", a.warmup.is_some()),
+        ("precision", a.precision.is_some()),
+        ("max-customers", a.max_customers.is_some()),
+        ("seed", a.seed.is_some()),
+        ("allow-unstable", a.allow_unstable),
+    ] {
+        if set {
+            given.push(format!("--{name}"));
+        }
+    }
+    if !given.is_empty() {
+        return Err(usage(format!(
+            "--from-meta: the spec comes from '{}'; expected no {} (only --out, --backend, \
+             --adapter, --threads, --shard, --force, --resume, --quiet)",
+            path.display(),
+            given.join(", ")
+        )));
+    }
+    let meta = Meta::read(path)?;
+    let mut spec = Spec::from_toml_str(
+        &meta.spec_toml,
+        &format!("{} spec_toml", path.display()),
+        Path::new(&meta.spec_dir),
+    )?;
+    spec.source = meta.spec_source.clone();
+    let beside = path.parent().unwrap_or(Path::new("")).join(&meta.csv);
+    spec.run.out = Some(a.out.clone().unwrap_or(beside));
+    if let Some(b) = &a.backend {
+        let b = b.trim();
+        if !BACKENDS.contains(&b) {
+            return Err(usage(format!(
+                "--backend: '{b}' is not a valid value; expected one of auto, gpu, cpu"
+            )));
+        }
+        spec.run.backend = b.to_string();
+    }
+    if let Some(name) = &a.adapter {
+        spec.run.adapter = Some(name.clone());
+    }
+    if let Some(t) = &a.threads {
+        spec.run.threads = t.trim().parse().map_err(|_| {
+            usage(format!(
+                "--threads: '{t}' is not a valid value; expected an integer >= 0 (0 = all cores)"
+            ))
+        })?;
+    }
+    spec.run.force = a.force;
+    let shard = meta.shard.as_deref().map(Shard::parse).transpose()?;
+    Ok((spec, shard, meta.spec_dir))
+}
