@@ -4,9 +4,8 @@
 use anyhow::Result;
 
 use super::precision::Precision;
-use crate::analytic::{self, Baseline, Family, LawMoments, Policy, QueueInput};
+use crate::analytic::{self, Baseline, Policy, QueueInput};
 use crate::contract::{rep_status, PointParams};
-use crate::dist::Dist;
 use crate::engine::Engine;
 use crate::routing::Routing;
 use crate::spec::{GridPoint, Spec};
@@ -95,31 +94,6 @@ pub fn point_params(spec: &Spec, g: &GridPoint, table: &mut Vec<f32>) -> PointPa
     }
 }
 
-fn moments(d: &Dist) -> LawMoments {
-    let family = match d.name() {
-        "exp" => Family::Exp,
-        "det" => Family::Det,
-        "erlang" => Family::Erlang {
-            k: d.erlang_k().unwrap_or(1),
-        },
-        "gamma" => Family::Gamma {
-            shape: d.gamma_shape().unwrap_or(1.0),
-        },
-        "hyperexp" => Family::HyperExp,
-        "lognormal" => Family::Lognormal,
-        "weibull" => Family::Weibull,
-        "pareto" => Family::Pareto,
-        "uniform" => Family::Uniform,
-        _ => Family::Empirical,
-    };
-    LawMoments {
-        family,
-        mean: d.mean(),
-        scv: d.scv(),
-        clamped: d.is_clamped(),
-    }
-}
-
 /// The analytic baseline of a grid point.
 pub fn baseline(g: &GridPoint) -> Baseline {
     analytic::baseline(&QueueInput {
@@ -141,8 +115,8 @@ pub fn baseline(g: &GridPoint) -> Baseline {
         servers: g.servers,
         workers: g.workers,
         lambda: g.lambda,
-        arrival: moments(&g.arrival),
-        service: moments(&g.service),
+        arrival: g.arrival.law_moments(),
+        service: g.service.law_moments(),
     })
 }
 

@@ -1,0 +1,68 @@
+//! Reading `empirical(file=...)` data files.
+//!
+//! Why this module exists: an empirical law is only as trustworthy as the
+//! file behind it, so reading it (path resolution, comments, the checks on
+//! every line and their one-line messages) is kept apart from the law's
+//! arithmetic. The values are rounded to f32 here, once, so that the exact
+//! moments computed elsewhere describe what the engines actually sample.
+
+use std::path::Path;
+
+use super::{DistError, Role};
+
+/// Read an empirical file: one nonnegative number per line; blank lines and
+/// lines starting with '#' skipped. Returns the values sorted, rounded to f32
+/// (the precision of the engines' table, so moments describe what is sampled).
+pub(super) fn load_empirical(
+    role: Role,
+    file: &str,
+    base_dir: &Path,
+) -> Result<Vec<f64>, DistError> {
+    let path = Path::new(file);
+    let full = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base_dir.join(path)
+    };
+    let fail = |msg: String| DistError(format!("{role}: empirical file '{file}' {msg}"));
+    let content = std::fs::read_to_string(&full).map_err(|e| {
+        fail(format!(
+            "cannot be read ({e}; looked at {}); expected a readable text file",
+            full.display()
+        ))
+    })?;
+    let mut values = Vec::new();
+    for (i, line) in content.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let lineno = i + 1;
+        let v: f64 = line
+            .parse()
+            .map_err(|_| fail(format!("line {lineno}: '{line}' is not a number; expected one nonnegative number per line ('#' starts a comment line)")))?;
+        if !v.is_finite() || !(v as f32).is_finite() {
+            return Err(fail(format!(
+                "line {lineno}: '{line}' is not a finite number; expected one nonnegative number per line"
+            )));
+        }
+        if v < 0.0 {
+            return Err(fail(format!(
+                "line {lineno}: negative value {line}; expected nonnegative numbers"
+            )));
+        }
+        values.push(f64::from(v as f32) + 0.0); // + 0.0 turns -0 into +0
+    }
+    if values.is_empty() {
+        return Err(fail(
+            "is empty; expected one nonnegative number per line".into(),
+        ));
+    }
+    if values.iter().all(|&v| v == 0.0) {
+        return Err(fail(
+            "has only zero values; expected some positive value".into(),
+        ));
+    }
+    values.sort_by(f64::total_cmp);
+    Ok(values)
+}

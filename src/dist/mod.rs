@@ -1,0 +1,366 @@
+//! Interarrival and service-time laws: parsing, exact moments, and encoding
+//! for the engines.
+//!
+//! Why this module exists: every part of `qsweep` that talks about a
+//! distribution (the command line, spec files, the CSV columns, the analytic
+//! baselines, both engines) must agree on what `weibull(shape=0.46,median=0.05)`
+//! means. So there is exactly one parser for every law, written
+//! `name(key=value,...)` (or just `name`), one place that turns the user's
+//! keys into absolute parameters, one place that computes the law's true
+//! moments, and one encoder into the flat [`Law`] record of
+//! [`crate::contract`] that the CPU and WGSL samplers read.
+//!
+//! Moments are the moments of the law *as sampled*, clamps included: a draw
+//! is `clamp(scale * base, lo, hi)`, so `mean()` is `E[clamp(X, lo, hi)]`.
+//! Where a clamp cuts the support the moments come from closed-form partial
+//! moments (regularized incomplete gamma for the gamma family and Weibull,
+//! the normal CDF for the lognormal, exact per-segment integrals for
+//! empirical tables), accurate to about 1e-13 relative; the test module checks
+//! them against brute-force quadrature.
+//!
+//! The same parser serves both axes of a study, with one difference:
+//! - a **service** law fixes its own scale (`mean=`, `rate=`, `value=`,
+//!   `scale=`, `median=`, the support of `pareto`/`uniform`, or the values of
+//!   an `empirical` file) and may carry `min=`/`max=` clamps;
+//! - an **arrival** law is written by its shape only (`exp`, `erlang(k=4)`,
+//!   `hyperexp(scv=4)`, `pareto(alpha=1.5,min=1,max=100)`, ...), because its
+//!   mean is set by the load (lambda or rho). Scale keys and clamps are
+//!   rejected with a one-line error rather than silently ignored. As parsed,
+//!   an arrival law has mean 1; [`Dist::with_mean`] rescales it.
+//!
+//! Where to find what:
+//! - `mod.rs` (this file): the types ([`Dist`], [`Role`], [`DistError`], the
+//!   internal `Shape`), accessors, rescaling and the encoder [`Dist::to_law`];
+//! - `law_name.rs`: the closed set of law names ([`LawName`]) and, per law,
+//!   the keys it accepts;
+//! - `parse.rs`: text to law ([`Dist::parse`], [`split_list`]), every key
+//!   check and error message;
+//! - `empirical.rs`: reading an `empirical(file=...)` data file;
+//! - `moments.rs`: exact moments, clamps included ([`Dist::mean`],
+//!   [`Dist::scv`], [`Dist::law_moments`]);
+//! - `cdf.rs`: [`Dist::cdf`] and [`Dist::quantile`];
+//! - `special.rs`: the special functions the moments need ([`ln_gamma`],
+//!   [`gamma_fn`], [`gamma_pq`], the normal CDF);
+//! - `tests.rs`: unit tests, including brute-force quadrature checks.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::contract::{Law, LawKind};
+
+mod cdf;
+mod empirical;
+mod law_name;
+mod moments;
+mod parse;
+mod special;
+#[cfg(test)]
+mod tests;
+
+pub use law_name::{LawName, LAW_NAMES};
+pub use parse::split_list;
+pub use special::{gamma_fn, gamma_pq, ln_gamma};
+
+/// A parse or validation failure: one line, `"<role>: <what is wrong>; expected <what>"`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct DistError(pub String);
+
+/// Which axis a law is for; see the module docs for how they differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Arrival,
+    Service,
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Role::Arrival => "arrival",
+            Role::Service => "service",
+        })
+    }
+}
+
+/// The unclamped base law, with absolute parameters.
+#[derive(Clone, Debug, PartialEq)]
+enum Shape {
+    Exp {
+        mean: f64,
+    },
+    Det {
+        value: f64,
+    },
+    Erlang {
+        k: u32,
+        phase_mean: f64,
+    },
+    Gamma {
+        shape: f64,
+        scale: f64,
+    },
+    /// With probability `p1` exponential of mean `mean1`, else of mean `mean2`.
+    HyperExp {
+        p1: f64,
+        mean1: f64,
+        mean2: f64,
+    },
+    /// `exp(mu + sigma Z)`.
+    LogNormal {
+        mu: f64,
+        sigma: f64,
+    },
+    /// `scale * E^(1/shape)`, `E` standard exponential.
+    Weibull {
+        scale: f64,
+        shape: f64,
+    },
+    /// Bounded Pareto on `[lo, hi]`.
+    Pareto {
+        alpha: f64,
+        lo: f64,
+        hi: f64,
+    },
+    Uniform {
+        min: f64,
+        width: f64,
+    },
+    /// Piecewise-linear inverse CDF through the sorted `values` (already
+    /// rounded to f32, as the engines see them), times `scale`.
+    Empirical {
+        values: Arc<[f64]>,
+        scale: f64,
+    },
+}
+
+/// A parsed law: what the user wrote, its absolute parameters and its clamps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dist {
+    text: String,
+    role: Role,
+    shape: Shape,
+    /// Clamps: a draw is `clamp(base, lo, hi)`; `lo = 0`, `hi = inf` when absent.
+    lo: f64,
+    hi: f64,
+}
+
+impl fmt::Display for Dist {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Dist {
+    /// The text as the user wrote it, trimmed (used in CSV columns).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The role this law was parsed for.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// The law's name: "exp", "weibull", ...
+    pub fn name(&self) -> &'static str {
+        self.law_name().as_str()
+    }
+
+    /// The law's name as a [`LawName`].
+    pub fn law_name(&self) -> LawName {
+        match self.shape {
+            Shape::Exp { .. } => LawName::Exp,
+            Shape::Det { .. } => LawName::Det,
+            Shape::Erlang { .. } => LawName::Erlang,
+            Shape::Gamma { .. } => LawName::Gamma,
+            Shape::HyperExp { .. } => LawName::HyperExp,
+            Shape::LogNormal { .. } => LawName::LogNormal,
+            Shape::Weibull { .. } => LawName::Weibull,
+            Shape::Pareto { .. } => LawName::Pareto,
+            Shape::Uniform { .. } => LawName::Uniform,
+            Shape::Empirical { .. } => LawName::Empirical,
+        }
+    }
+
+    /// The clamps `(lo, hi)` applied to every draw: `(0, inf)` when absent.
+    pub fn clamps(&self) -> (f64, f64) {
+        (self.lo, self.hi)
+    }
+
+    /// Whether the clamps actually cut the support (change the law).
+    pub fn is_clamped(&self) -> bool {
+        let (smin, smax) = self.support();
+        self.lo > smin || self.hi < smax
+    }
+
+    /// The law of `c X` for `c = mean / self.mean()`: the same shape (scv),
+    /// with the requested mean. Used for arrival laws, whose mean is set by
+    /// the load. Clamps, which only service laws have, scale with the law
+    /// (`c clamp(X, lo, hi) = clamp(c X, c lo, c hi)`), so the shape is kept
+    /// for them too. Panics unless `mean` is positive and finite.
+    pub fn with_mean(&self, mean: f64) -> Dist {
+        assert!(
+            mean.is_finite() && mean > 0.0,
+            "with_mean needs a positive finite mean, got {mean}"
+        );
+        self.scaled(mean / self.mean())
+    }
+
+    /// The law of `c X` (clamps scaled too). Panics unless `c` is positive and finite.
+    pub fn scaled(&self, c: f64) -> Dist {
+        assert!(
+            c.is_finite() && c > 0.0,
+            "scaled needs a positive finite factor, got {c}"
+        );
+        let shape = match &self.shape {
+            Shape::Exp { mean } => Shape::Exp { mean: mean * c },
+            Shape::Det { value } => Shape::Det { value: value * c },
+            Shape::Erlang { k, phase_mean } => Shape::Erlang {
+                k: *k,
+                phase_mean: phase_mean * c,
+            },
+            Shape::Gamma { shape, scale } => Shape::Gamma {
+                shape: *shape,
+                scale: scale * c,
+            },
+            Shape::HyperExp { p1, mean1, mean2 } => Shape::HyperExp {
+                p1: *p1,
+                mean1: mean1 * c,
+                mean2: mean2 * c,
+            },
+            Shape::LogNormal { mu, sigma } => Shape::LogNormal {
+                mu: mu + c.ln(),
+                sigma: *sigma,
+            },
+            Shape::Weibull { scale, shape } => Shape::Weibull {
+                scale: scale * c,
+                shape: *shape,
+            },
+            Shape::Pareto { alpha, lo, hi } => Shape::Pareto {
+                alpha: *alpha,
+                lo: lo * c,
+                hi: hi * c,
+            },
+            Shape::Uniform { min, width } => Shape::Uniform {
+                min: min * c,
+                width: width * c,
+            },
+            Shape::Empirical { values, scale } => Shape::Empirical {
+                values: values.clone(),
+                scale: scale * c,
+            },
+        };
+        Dist {
+            text: self.text.clone(),
+            role: self.role,
+            shape,
+            lo: self.lo * c,
+            hi: self.hi * c,
+        }
+    }
+
+    /// The f32 record the engines sample from (see [`Law`]). Empirical laws
+    /// append their sorted values to `table` and point at them.
+    pub fn to_law(&self, table: &mut Vec<f32>) -> Law {
+        let mut law = Law {
+            scale: 1.0,
+            lo: self.lo as f32,
+            hi: if self.hi >= f64::from(f32::MAX) {
+                f32::MAX
+            } else {
+                self.hi as f32
+            },
+            ..Law::default()
+        };
+        let f = |x: f64| x as f32;
+        match &self.shape {
+            Shape::Exp { mean } => {
+                law.kind = LawKind::Exp.code();
+                law.p[0] = f(*mean);
+            }
+            Shape::Det { value } => {
+                law.kind = LawKind::Det.code();
+                law.p[0] = f(*value);
+            }
+            Shape::Erlang { k, phase_mean } => {
+                law.kind = LawKind::Erlang.code();
+                law.n = *k;
+                law.p[0] = f(*phase_mean);
+            }
+            Shape::Gamma { shape, scale } => {
+                law.kind = LawKind::Gamma.code();
+                law.p[0] = f(*shape);
+                law.p[1] = f(*scale);
+            }
+            Shape::HyperExp { p1, mean1, mean2 } => {
+                law.kind = LawKind::HyperExp.code();
+                law.p[0] = f(*p1);
+                law.p[1] = f(*mean1);
+                law.p[2] = f(*mean2);
+            }
+            Shape::LogNormal { mu, sigma } => {
+                law.kind = LawKind::LogNormal.code();
+                law.p[0] = f(*mu);
+                law.p[1] = f(*sigma);
+            }
+            Shape::Weibull { scale, shape } => {
+                law.kind = LawKind::Weibull.code();
+                law.p[0] = f(*scale);
+                law.p[1] = f(1.0 / shape);
+            }
+            Shape::Pareto { alpha, lo, hi } => {
+                law.kind = LawKind::Pareto.code();
+                law.p[0] = f(*alpha);
+                law.p[1] = f(*lo);
+                law.p[2] = f(*hi);
+            }
+            Shape::Uniform { min, width } => {
+                law.kind = LawKind::Uniform.code();
+                law.p[0] = f(*min);
+                law.p[1] = f(*width);
+            }
+            Shape::Empirical { values, scale } => {
+                law.kind = LawKind::Empirical.code();
+                law.n = values.len() as u32;
+                law.offset = table.len() as u32;
+                law.scale = f(*scale);
+                table.extend(values.iter().map(|&v| v as f32));
+            }
+        }
+        law
+    }
+
+    /// `Some(k)` for erlang, `Some(1)` for exp: laws that are a sum of `k`
+    /// exponential phases.
+    pub fn erlang_k(&self) -> Option<u32> {
+        match self.shape {
+            Shape::Exp { .. } => Some(1),
+            Shape::Erlang { k, .. } => Some(k),
+            _ => None,
+        }
+    }
+
+    /// The gamma shape of gamma, erlang (`k`) and exp (1): the sum of `n`
+    /// i.i.d. draws is then gamma with shape `n * shape` and the same scale.
+    pub fn gamma_shape(&self) -> Option<f64> {
+        match self.shape {
+            Shape::Exp { .. } => Some(1.0),
+            Shape::Erlang { k, .. } => Some(f64::from(k)),
+            Shape::Gamma { shape, .. } => Some(shape),
+            _ => None,
+        }
+    }
+
+    /// Support `[min, max]` of the unclamped base law.
+    fn support(&self) -> (f64, f64) {
+        match &self.shape {
+            Shape::Det { value } => (*value, *value),
+            Shape::Pareto { lo, hi, .. } => (*lo, *hi),
+            Shape::Uniform { min, width } => (*min, min + width),
+            Shape::Empirical { values, scale } => {
+                (values[0] * scale, values[values.len() - 1] * scale)
+            }
+            _ => (0.0, f64::INFINITY),
+        }
+    }
+}
