@@ -22,8 +22,8 @@ fn law(kind: LawKind, p: [f32; 4]) -> Law {
 }
 
 fn point(
-    k: u32,
-    thin: u32,
+    k: Kernel,
+    thin: Thinning,
     servers: u32,
     route_n: u32,
     service: Law,
@@ -32,8 +32,8 @@ fn point(
     PointParams {
         arrival: law(LawKind::Exp, [arrival_mean, 0.0, 0.0, 0.0]),
         service,
-        kernel: k,
-        thinning: thin,
+        kernel: k.code(),
+        thinning: thin.code(),
         servers,
         route_n,
         customers: 0,
@@ -65,8 +65,8 @@ pub fn standard_cases() -> Vec<BenchCase> {
         BenchCase {
             name: "random M/M/1",
             params: point(
-                Kernel::Lindley.code(),
-                Thinning::Random.code(),
+                Kernel::Lindley,
+                Thinning::Random,
                 1,
                 51,
                 exp(0.9),
@@ -77,8 +77,8 @@ pub fn standard_cases() -> Vec<BenchCase> {
         BenchCase {
             name: "random M/G/1 weibull(0.46)",
             params: point(
-                Kernel::Lindley.code(),
-                Thinning::Random.code(),
+                Kernel::Lindley,
+                Thinning::Random,
                 1,
                 51,
                 weibull,
@@ -89,8 +89,8 @@ pub fn standard_cases() -> Vec<BenchCase> {
         BenchCase {
             name: "random M/G/1 empirical",
             params: point(
-                Kernel::Lindley.code(),
-                Thinning::Random.code(),
+                Kernel::Lindley,
+                Thinning::Random,
                 1,
                 51,
                 empirical,
@@ -101,8 +101,8 @@ pub fn standard_cases() -> Vec<BenchCase> {
         BenchCase {
             name: "round_robin E51/M/1",
             params: point(
-                Kernel::Lindley.code(),
-                Thinning::EveryNth.code(),
+                Kernel::Lindley,
+                Thinning::EveryNth,
                 1,
                 51,
                 exp(0.9),
@@ -113,8 +113,8 @@ pub fn standard_cases() -> Vec<BenchCase> {
         BenchCase {
             name: "central M/M/51",
             params: point(
-                Kernel::KieferWolfowitz.code(),
-                Thinning::None.code(),
+                Kernel::KieferWolfowitz,
+                Thinning::None,
                 51,
                 1,
                 exp(51.0 * 0.98),
@@ -122,21 +122,16 @@ pub fn standard_cases() -> Vec<BenchCase> {
             ),
             table: vec![0.0],
         },
-        dynamic("jsq R=100", DispatchPolicy::Jsq.code(), 1, 1),
-        dynamic("pod(d=2) R=100", DispatchPolicy::Pod.code(), 2, 1),
-        dynamic("jiq R=100", DispatchPolicy::Jiq.code(), 1, 1),
-        dynamic("lwl R=100", DispatchPolicy::Lwl.code(), 1, 1),
-        dynamic(
-            "central R=100, 4 routers",
-            DispatchPolicy::Central.code(),
-            1,
-            4,
-        ),
+        dynamic("jsq R=100", DispatchPolicy::Jsq, 1, 1),
+        dynamic("pod(d=2) R=100", DispatchPolicy::Pod, 2, 1),
+        dynamic("jiq R=100", DispatchPolicy::Jiq, 1, 1),
+        dynamic("lwl R=100", DispatchPolicy::Lwl, 1, 1),
+        dynamic("central R=100, 4 routers", DispatchPolicy::Central, 1, 4),
         BenchCase {
             name: "central M/M/1000",
             params: point(
-                Kernel::KieferWolfowitz.code(),
-                Thinning::None.code(),
+                Kernel::KieferWolfowitz,
+                Thinning::None,
                 1000,
                 1,
                 exp(900.0),
@@ -148,12 +143,12 @@ pub fn standard_cases() -> Vec<BenchCase> {
 }
 
 /// A dynamic policy on 100 exponential servers of mean 1 at rho = 0.9.
-fn dynamic(name: &'static str, policy: u32, choices: u32, routers: u32) -> BenchCase {
+fn dynamic(name: &'static str, policy: DispatchPolicy, choices: u32, routers: u32) -> BenchCase {
     let mut params = point(
-        Kernel::Dispatch.code(),
-        Thinning::None.code(),
+        Kernel::Dispatch,
+        Thinning::None,
         100,
-        policy,
+        policy.code(),
         law(LawKind::Exp, [1.0, 0.0, 0.0, 0.0]),
         1.0 / (0.9 * 100.0),
     );
@@ -269,5 +264,200 @@ pub fn measure_for(engine: &mut dyn Engine, case: &BenchCase, seconds: f64) -> R
         // Aim a little past the target so the next call is the timed one.
         let grow = (1.3 * seconds / secs.max(1e-3)).clamp(2.0, 64.0);
         customers = ((f64::from(customers) * grow) as u32).min(1 << 24);
+    }
+}
+
+/// What `qsweep bench` measures.
+pub struct BenchOptions {
+    /// `auto` (the CPU and the GPU when one opens), `gpu` or `cpu`.
+    pub backend: String,
+    /// Only the GPU adapter whose name contains this.
+    pub adapter: Option<String>,
+    /// Seconds each timed measurement should last, at least.
+    pub seconds: f64,
+    /// CPU engine threads (0 = all cores).
+    pub threads: usize,
+    /// Only cases whose name contains this.
+    pub only: Option<String>,
+}
+
+impl BenchOptions {
+    /// Refuses bad options with one line naming the flag.
+    pub fn check(&self) -> Result<(), crate::UsageError> {
+        if !(self.seconds > 0.0 && self.seconds.is_finite()) {
+            return Err(crate::UsageError(format!(
+                "--seconds: '{}' is not valid; expected a positive number",
+                self.seconds
+            )));
+        }
+        if !["auto", "gpu", "cpu"].contains(&self.backend.as_str()) {
+            return Err(crate::UsageError(format!(
+                "--backend: '{}' is not a backend; expected one of auto, gpu, cpu",
+                self.backend
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Every measured row, with the backends' peaks.
+pub struct BenchReport {
+    pub rows: Vec<BenchRow>,
+    pub cpu_peak: Option<f64>,
+    pub gpu_peak: Option<f64>,
+    /// Whether the GPU's device seconds come from timestamp queries (None:
+    /// no GPU measured).
+    pub gpu_timestamps: Option<bool>,
+}
+
+/// Measures every standard case (or those `only` names) on the chosen
+/// backends, each for about `seconds`; `on_case` hears of each finished
+/// case's last row.
+pub fn run(opts: &BenchOptions, on_case: &mut dyn FnMut(&BenchRow)) -> Result<BenchReport> {
+    use crate::engine::cpu::{peak_ops_per_second, CpuEngine};
+    use crate::engine::gpu::{AdapterChoice, GpuEngine, Specialization};
+    opts.check()?;
+    let mut gpu = None;
+    if opts.backend != "cpu" {
+        match GpuEngine::open(&AdapterChoice {
+            name: opts.adapter.clone(),
+        }) {
+            Ok(g) => gpu = Some(g),
+            Err(e) if opts.backend == "gpu" => return Err(e),
+            Err(e) => eprintln!("qsweep: bench: no GPU engine ({e:#}); measuring the CPU only"),
+        }
+    }
+    let mut cpu = (opts.backend != "gpu").then(|| CpuEngine::new(opts.threads));
+    // Each backend's peak arithmetic rate, for the fraction of peak.
+    let peak_seconds = opts.seconds.min(1.0);
+    let cpu_peak = cpu
+        .as_ref()
+        .map(|c| peak_ops_per_second(c.threads, peak_seconds));
+    let gpu_peak = match gpu.as_mut() {
+        Some(g) => Some(g.peak_ops_per_second(peak_seconds)?),
+        None => None,
+    };
+    let mut rows = Vec::new();
+    for case in standard_cases() {
+        if opts.only.as_deref().is_some_and(|o| !case.name.contains(o)) {
+            continue;
+        }
+        // The CPU engine is the kernels' twin: the same operations.
+        let ops_per_customer = crate::engine::opcount::ops_per_customer(
+            &Specialization::of(&case.params).source(),
+            &case.params,
+        );
+        let mut cpu_rate = None;
+        if let Some(cpu) = cpu.as_mut() {
+            let (customers, wall) = measure_for(cpu, &case, opts.seconds)?;
+            let rate = customers / wall;
+            cpu_rate = Some(rate);
+            rows.push(BenchRow {
+                case: case.name,
+                backend: "cpu".into(),
+                adapter: format!("{} threads", cpu.threads),
+                driver: String::new(),
+                customers,
+                wall_seconds: wall,
+                device_seconds: None,
+                customers_per_s: rate,
+                ratio_to_cpu: Some(1.0),
+                ops_per_customer,
+                peak_ops_per_s: cpu_peak,
+            });
+        }
+        if let Some(gpu) = gpu.as_mut() {
+            let (customers, wall) = measure_for(gpu, &case, opts.seconds)?;
+            let rate = customers / wall;
+            let desc = gpu.adapter().clone();
+            rows.push(BenchRow {
+                case: case.name,
+                backend: desc.backend.clone(),
+                adapter: desc.name.clone(),
+                driver: desc.driver.clone(),
+                customers,
+                wall_seconds: wall,
+                device_seconds: Some(gpu.last_device_seconds),
+                customers_per_s: rate,
+                ratio_to_cpu: cpu_rate.map(|c| rate / c),
+                ops_per_customer,
+                peak_ops_per_s: gpu_peak,
+            });
+        }
+        if let Some(last) = rows.last() {
+            on_case(last);
+        }
+    }
+    Ok(BenchReport {
+        rows,
+        cpu_peak,
+        gpu_peak,
+        gpu_timestamps: gpu.as_ref().map(|g| g.timestamps),
+    })
+}
+
+impl BenchReport {
+    /// The report as `qsweep bench` prints it: the aligned table, then the
+    /// peaks and what the columns mean.
+    pub fn table(&self) -> String {
+        let header = [
+            "case",
+            "backend",
+            "adapter",
+            "customers/s",
+            "wall s",
+            "device s",
+            "vs cpu",
+            "ops/cust",
+            "of peak",
+        ];
+        let table: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|r| {
+                vec![
+                    r.case.to_string(),
+                    r.backend.clone(),
+                    r.adapter.clone(),
+                    format!("{:.3e}", r.customers_per_s),
+                    format!("{:.2}", r.wall_seconds),
+                    r.device_seconds
+                        .map(|d| format!("{d:.2}"))
+                        .unwrap_or_default(),
+                    r.ratio_to_cpu
+                        .map(|x| format!("{x:.2}x"))
+                        .unwrap_or_default(),
+                    r.ops_per_customer
+                        .map(|x| format!("{x:.0}"))
+                        .unwrap_or_default(),
+                    r.fraction_of_peak()
+                        .map(|x| format!("{:.1}%", 100.0 * x))
+                        .unwrap_or_default(),
+                ]
+            })
+            .collect();
+        let mut out = crate::output::align(&header, &table);
+        for (name, peak) in [("cpu", self.cpu_peak), ("gpu", self.gpu_peak)] {
+            if let Some(peak) = peak {
+                out.push_str(&format!(
+                    "peak {name}: {peak:.3e} f32 operations/s (measured; a multiply-add is two)\n"
+                ));
+            }
+        }
+        out.push_str(
+            "of peak: customers/s x ops/cust (counted from the kernel's IR, an estimate) over \
+             the peak\n",
+        );
+        if let Some(timestamps) = self.gpu_timestamps {
+            out.push_str(&format!(
+                "device s: {}\n",
+                if timestamps {
+                    "GPU timestamp queries around each pass"
+                } else {
+                    "host-side wait for each pass (the adapter has no timestamp queries)"
+                }
+            ));
+        }
+        out
     }
 }

@@ -222,108 +222,54 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
 /// `qsweep analytic`: the grid's analytic baselines, no simulation.
 pub fn analytic(args: &SweepArgs) -> Result<()> {
     let spec = Spec::load(args)?;
-    let points = spec.points();
-    let header = [
-        "point",
-        "routing",
-        "servers",
-        "workers",
-        "choices",
-        "routers",
-        "arrival",
-        "lambda",
-        "service",
-        "rho",
-        "analytic_mean_wait",
-        "analytic_p99_wait",
-        "analytic_method",
-    ];
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    for p in &points {
-        let b = qsweep::run::baseline(p);
-        rows.push(vec![
-            p.index.to_string(),
-            p.routing.to_string(),
-            p.servers.to_string(),
-            p.workers.to_string(),
-            p.choices.map(|c| c.to_string()).unwrap_or_default(),
-            p.routers.to_string(),
-            p.arrival_text.clone(),
-            num(p.lambda),
-            p.service.text().to_string(),
-            num(p.rho),
-            b.mean_wait.map(num).unwrap_or_default(),
-            b.p99_wait.map(num).unwrap_or_default(),
-            b.method,
-        ]);
-    }
+    let rows: Vec<Vec<String>> = spec
+        .points()
+        .iter()
+        .map(|p| output::analytic_fields(p, &qsweep::run::baseline(p)))
+        .collect();
     if let Some(out) = &spec.run.out {
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(spec.run.force)
-            .truncate(spec.run.force)
-            .create_new(!spec.run.force)
-            .open(out)
-            .map_err(|e| {
-                qsweep::UsageError(format!("out: cannot create '{}': {e}", out.display()))
-            })?;
+        let file = output::create_file(out, spec.run.force, "")?;
         let mut w = csv::Writer::from_writer(file);
-        w.write_record(header)?;
+        w.write_record(output::ANALYTIC_COLUMNS)?;
         for r in &rows {
             w.write_record(r)?;
         }
         w.flush()?;
         eprintln!("qsweep: wrote {} rows to {}", rows.len(), out.display());
     }
-    print!("{}", align(&header, &rows));
+    print!("{}", output::align(&output::ANALYTIC_COLUMNS, &rows));
     if spec.source == SEED_SOURCE {
-        println!(
-            "\nThe published analysis beside exact theory (λ = 150/s, μ = 3/s; mean wait in ms):"
-        );
-        let h = [
-            "R",
-            "published random",
-            "M/M/1 at λ/R",
-            "published central",
-            "1/(Rμ−λ)",
-            "Erlang C M/M/R",
-        ];
-        let r: Vec<Vec<String>> = analytic::seed_comparison_rows()
-            .iter()
-            .map(|r| {
-                vec![
-                    r.servers.to_string(),
-                    num(r.published_dumb_ms),
-                    format!("{:.2}", r.mm1_mean_wait_ms),
-                    num(r.published_smart_ms),
-                    format!("{:.3}", r.one_over_spare_capacity_ms),
-                    format!("{:.3e}", r.erlang_c_mean_wait_ms),
-                ]
-            })
-            .collect();
-        print!("{}", align(&h, &r));
-        println!("The published central-queue row is 1/(Rμ−λ): Erlang C's wait with P(wait) set to 1. The exact M/M/R wait is C(R, λ/μ)/(Rμ−λ).");
+        print_seed_comparison();
     }
     Ok(())
 }
 
-fn align(header: &[&str], rows: &[Vec<String>]) -> String {
-    let mut all = vec![header.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
-    all.extend(rows.iter().cloned());
-    let widths: Vec<usize> = (0..header.len())
-        .map(|c| all.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+/// The published analysis of the default study beside exact theory.
+fn print_seed_comparison() {
+    println!("\nThe published analysis beside exact theory (λ = 150/s, μ = 3/s; mean wait in ms):");
+    let h = [
+        "R",
+        "published random",
+        "M/M/1 at λ/R",
+        "published central",
+        "1/(Rμ−λ)",
+        "Erlang C M/M/R",
+    ];
+    let r: Vec<Vec<String>> = analytic::seed_comparison_rows()
+        .iter()
+        .map(|r| {
+            vec![
+                r.servers.to_string(),
+                num(r.published_dumb_ms),
+                format!("{:.2}", r.mm1_mean_wait_ms),
+                num(r.published_smart_ms),
+                format!("{:.3}", r.one_over_spare_capacity_ms),
+                format!("{:.3e}", r.erlang_c_mean_wait_ms),
+            ]
+        })
         .collect();
-    let mut out = String::new();
-    for r in &all {
-        let line: Vec<String> = r
-            .iter()
-            .enumerate()
-            .map(|(c, v)| format!("{v:>w$}", w = widths[c]))
-            .collect();
-        out.push_str(&line.join("  "));
-        out.push('\n');
-    }
-    out
+    print!("{}", output::align(&h, &r));
+    println!("The published central-queue row is 1/(Rμ−λ): Erlang C's wait with P(wait) set to 1. The exact M/M/R wait is C(R, λ/μ)/(Rμ−λ).");
 }
 
 /// `qsweep adapters`: every adapter wgpu sees.
@@ -333,7 +279,6 @@ pub fn adapters() -> Result<()> {
         println!("no GPU adapters (qsweep will use its CPU engine)");
         return Ok(());
     }
-    let header = ["name", "backend", "type", "driver"];
     let rows: Vec<Vec<String>> = list
         .iter()
         .map(|a| {
@@ -345,7 +290,10 @@ pub fn adapters() -> Result<()> {
             ]
         })
         .collect();
-    print!("{}", align(&header, &rows));
+    print!(
+        "{}",
+        output::align(&["name", "backend", "type", "driver"], &rows)
+    );
     Ok(())
 }
 
@@ -453,173 +401,34 @@ pub struct BenchArgs {
 
 /// `qsweep bench`: customers/s per policy and backend, in one run.
 pub fn bench(args: &BenchArgs) -> Result<()> {
-    use qsweep::bench::{measure_for, standard_cases, BenchRow, BENCH_COLUMNS};
-    use qsweep::engine::gpu::{AdapterChoice, GpuEngine};
-    if !(args.seconds > 0.0 && args.seconds.is_finite()) {
-        return Err(qsweep::UsageError(format!(
-            "--seconds: '{}' is not valid; expected a positive number",
-            args.seconds
-        ))
-        .into());
-    }
-    if !["auto", "gpu", "cpu"].contains(&args.backend.as_str()) {
-        return Err(qsweep::UsageError(format!(
-            "--backend: '{}' is not a backend; expected one of auto, gpu, cpu",
-            args.backend
-        ))
-        .into());
-    }
+    let opts = qsweep::bench::BenchOptions {
+        backend: args.backend.clone(),
+        adapter: args.adapter.clone(),
+        seconds: args.seconds,
+        threads: args.threads,
+        only: args.only.clone(),
+    };
+    opts.check()?;
     // Refuse an existing --out before measuring anything.
     let mut sink = match &args.out {
         Some(path) => {
-            let file = std::fs::OpenOptions::new()
-                .write(true)
-                .create(args.force)
-                .truncate(args.force)
-                .create_new(!args.force)
-                .open(path)
-                .map_err(|e| {
-                    qsweep::UsageError(format!(
-                        "out: cannot create '{}': {e} (pass --force to overwrite)",
-                        path.display()
-                    ))
-                })?;
+            let file = output::create_file(path, args.force, " (pass --force to overwrite)")?;
             let mut w = csv::Writer::from_writer(file);
-            w.write_record(BENCH_COLUMNS)?;
+            w.write_record(qsweep::bench::BENCH_COLUMNS)?;
             Some(w)
         }
         None => None,
     };
-    let mut gpu = None;
-    if args.backend != "cpu" {
-        match GpuEngine::open(&AdapterChoice {
-            name: args.adapter.clone(),
-        }) {
-            Ok(g) => gpu = Some(g),
-            Err(e) if args.backend == "gpu" => return Err(e),
-            Err(e) => eprintln!("qsweep: bench: no GPU engine ({e:#}); measuring the CPU only"),
-        }
-    }
-    let mut cpu = (args.backend != "gpu").then(|| CpuEngine::new(args.threads));
-    // Each backend's peak arithmetic rate, for the fraction of peak.
-    let peak_seconds = args.seconds.min(1.0);
-    let cpu_peak = cpu
-        .as_ref()
-        .map(|c| qsweep::engine::cpu::peak_ops_per_second(c.threads, peak_seconds));
-    let gpu_peak = match gpu.as_mut() {
-        Some(g) => Some(g.peak_ops_per_second(peak_seconds)?),
-        None => None,
-    };
-    let mut rows = Vec::new();
-    for case in standard_cases() {
-        if args.only.as_deref().is_some_and(|o| !case.name.contains(o)) {
-            continue;
-        }
-        // The CPU engine is the kernels' twin: the same operations.
-        let ops_per_customer = qsweep::engine::opcount::ops_per_customer(
-            &qsweep::engine::gpu::Specialization::of(&case.params).source(),
-            &case.params,
-        );
-        let mut cpu_rate = None;
-        if let Some(cpu) = cpu.as_mut() {
-            let (customers, wall) = measure_for(cpu, &case, args.seconds)?;
-            let rate = customers / wall;
-            cpu_rate = Some(rate);
-            rows.push(BenchRow {
-                case: case.name,
-                backend: "cpu".into(),
-                adapter: format!("{} threads", cpu.threads),
-                driver: String::new(),
-                customers,
-                wall_seconds: wall,
-                device_seconds: None,
-                customers_per_s: rate,
-                ratio_to_cpu: Some(1.0),
-                ops_per_customer,
-                peak_ops_per_s: cpu_peak,
-            });
-        }
-        if let Some(gpu) = gpu.as_mut() {
-            let (customers, wall) = measure_for(gpu, &case, args.seconds)?;
-            let rate = customers / wall;
-            let desc = gpu.adapter().clone();
-            rows.push(BenchRow {
-                case: case.name,
-                backend: desc.backend.clone(),
-                adapter: desc.name.clone(),
-                driver: desc.driver.clone(),
-                customers,
-                wall_seconds: wall,
-                device_seconds: Some(gpu.last_device_seconds),
-                customers_per_s: rate,
-                ratio_to_cpu: cpu_rate.map(|c| rate / c),
-                ops_per_customer,
-                peak_ops_per_s: gpu_peak,
-            });
-        }
-        let last = rows.last().expect("a row per case");
+    let report = qsweep::bench::run(&opts, &mut |row| {
         eprintln!(
             "qsweep: bench: {} done ({})",
-            case.name,
-            num(last.customers_per_s)
+            row.case,
+            num(row.customers_per_s)
         );
-    }
-    let header = [
-        "case",
-        "backend",
-        "adapter",
-        "customers/s",
-        "wall s",
-        "device s",
-        "vs cpu",
-        "ops/cust",
-        "of peak",
-    ];
-    let table: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            vec![
-                r.case.to_string(),
-                r.backend.clone(),
-                r.adapter.clone(),
-                format!("{:.3e}", r.customers_per_s),
-                format!("{:.2}", r.wall_seconds),
-                r.device_seconds
-                    .map(|d| format!("{d:.2}"))
-                    .unwrap_or_default(),
-                r.ratio_to_cpu
-                    .map(|x| format!("{x:.2}x"))
-                    .unwrap_or_default(),
-                r.ops_per_customer
-                    .map(|x| format!("{x:.0}"))
-                    .unwrap_or_default(),
-                r.fraction_of_peak()
-                    .map(|x| format!("{:.1}%", 100.0 * x))
-                    .unwrap_or_default(),
-            ]
-        })
-        .collect();
-    print!("{}", align(&header, &table));
-    for (name, peak) in [("cpu", cpu_peak), ("gpu", gpu_peak)] {
-        if let Some(peak) = peak {
-            println!("peak {name}: {peak:.3e} f32 operations/s (measured; a multiply-add is two)");
-        }
-    }
-    println!(
-        "of peak: customers/s x ops/cust (counted from the kernel's IR, an estimate) over the peak"
-    );
-    if let Some(g) = &gpu {
-        println!(
-            "device s: {}",
-            if g.timestamps {
-                "GPU timestamp queries around each pass"
-            } else {
-                "host-side wait for each pass (the adapter has no timestamp queries)"
-            }
-        );
-    }
+    })?;
+    print!("{}", report.table());
     if let Some(w) = sink.as_mut() {
-        for r in &rows {
+        for r in &report.rows {
             w.write_record(r.fields())?;
         }
         w.flush()?;

@@ -321,6 +321,79 @@ pub fn summary_table(rows: &[Vec<String>]) -> String {
     out
 }
 
+/// Columns of `qsweep analytic`: the grid's axes and its baselines.
+pub const ANALYTIC_COLUMNS: [&str; 13] = [
+    "point",
+    "routing",
+    "servers",
+    "workers",
+    "choices",
+    "routers",
+    "arrival",
+    "lambda",
+    "service",
+    "rho",
+    "analytic_mean_wait",
+    "analytic_p99_wait",
+    "analytic_method",
+];
+
+/// One `qsweep analytic` row: a grid point and its baseline.
+pub fn analytic_fields(p: &GridPoint, b: &Baseline) -> Vec<String> {
+    vec![
+        p.index.to_string(),
+        p.routing.to_string(),
+        p.servers.to_string(),
+        p.workers.to_string(),
+        p.choices.map(|c| c.to_string()).unwrap_or_default(),
+        p.routers.to_string(),
+        p.arrival_text.clone(),
+        num(p.lambda),
+        p.service.text().to_string(),
+        num(p.rho),
+        b.mean_wait.map(num).unwrap_or_default(),
+        b.p99_wait.map(num).unwrap_or_default(),
+        b.method.clone(),
+    ]
+}
+
+/// Creates a new output file for a table (`qsweep analytic -o`, `qsweep
+/// bench -o`): an existing file is refused unless `force`.
+pub fn create_file(path: &Path, force: bool, hint: &str) -> Result<File, UsageError> {
+    OpenOptions::new()
+        .write(true)
+        .create(force)
+        .truncate(force)
+        .create_new(!force)
+        .open(path)
+        .map_err(|e| {
+            UsageError(format!(
+                "out: cannot create '{}': {e}{hint}",
+                path.display()
+            ))
+        })
+}
+
+/// A text table with right-aligned columns, two spaces apart.
+pub fn align(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut all = vec![header.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
+    all.extend(rows.iter().cloned());
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| all.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for r in &all {
+        let line: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(c, v)| format!("{v:>w$}", w = widths[c]))
+            .collect();
+        out.push_str(&line.join("  "));
+        out.push('\n');
+    }
+    out
+}
+
 /// Flush stdout, ignoring a closed pipe.
 pub fn flush_stdout() {
     let _ = std::io::stdout().flush();
