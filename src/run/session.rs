@@ -581,3 +581,156 @@ fn load_from_meta(path: &Path, a: &SweepArgs) -> Result<(Spec, Option<Shard>, St
     let shard = meta.shard.as_deref().map(Shard::parse).transpose()?;
     Ok((spec, shard, meta.spec_dir))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::cpu::CpuEngine;
+    use crate::run::run_points;
+
+    fn args(out: &Path) -> SweepArgs {
+        SweepArgs {
+            servers: vec!["1,2".into()],
+            routing: vec!["random".into()],
+            lambda: vec!["0.5".into()],
+            service: vec!["exp(mean=0.2)".into()],
+            reps: Some("4".into()),
+            customers: Some("200".into()),
+            warmup: Some("10".into()),
+            out: Some(out.to_path_buf()),
+            backend: Some("cpu".into()),
+            ..SweepArgs::default()
+        }
+    }
+
+    fn request(a: &SweepArgs, resume: bool) -> Request<'_> {
+        Request {
+            sweep: a,
+            resume,
+            shard: None,
+            from_meta: None,
+        }
+    }
+
+    /// Runs `session` to the end (or, with `stop_after`, fails after that
+    /// many rows, as an engine failure would) and returns `finish`'s result.
+    fn simulate(session: &mut Session, stop_after: Option<usize>) -> Result<()> {
+        let todo = session.begin("cpu", &|_| {})?;
+        let table = session.table.clone();
+        let reps = session.spec.run.reps;
+        let mut written = 0;
+        let result = run_points(&todo, &table, reps, &mut CpuEngine::new(1), &mut |r| {
+            if stop_after == Some(written) {
+                anyhow::bail!("engine lost");
+            }
+            session.write(&r, "cpu")?;
+            written += 1;
+            Ok(())
+        });
+        session.finish(result)
+    }
+
+    #[test]
+    fn a_run_writes_its_rows_and_a_complete_meta() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("r.csv");
+        let a = args(&out);
+        let mut s = Session::open(&request(&a, false)).unwrap();
+        assert!(!s.resuming);
+        simulate(&mut s, None).unwrap();
+        assert_eq!(s.new_rows(), 2);
+        let meta = Meta::read(&s.meta_file).unwrap();
+        assert_eq!(meta.run.status, Status::Complete);
+        assert_eq!((meta.points_done, meta.run.points_run), (2, 2));
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert_eq!(text.lines().count(), 3);
+        // The same output again is refused before anything runs.
+        let e = Session::open(&request(&a, false)).err().unwrap();
+        assert!(e.to_string().contains("already exists"), "{e}");
+    }
+
+    #[test]
+    fn a_failed_run_is_recorded_and_resumes_where_it_stopped() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("r.csv");
+        let a = args(&out);
+        let mut s = Session::open(&request(&a, false)).unwrap();
+        let e = simulate(&mut s, Some(1)).unwrap_err();
+        assert!(e.to_string().contains("engine lost"));
+        let meta = Meta::read(&s.meta_file).unwrap();
+        assert_eq!(meta.run.status, Status::Failed);
+        assert_eq!(meta.points_done, 1);
+        assert!(meta.error.unwrap().contains("engine lost"));
+
+        let mut r = Session::open(&request(&a, true)).unwrap();
+        assert!(r.resuming);
+        simulate(&mut r, None).unwrap();
+        assert_eq!((r.done_before, r.new_rows()), (1, 1));
+        let meta = Meta::read(&r.meta_file).unwrap();
+        assert_eq!(meta.run.status, Status::Complete);
+        assert_eq!(meta.previous_runs.len(), 1);
+        assert_eq!(meta.previous_runs[0].status, Status::Failed);
+        // The resumed CSV equals one written in a single run.
+        let once = dir.path().join("once.csv");
+        let mut whole = Session::open(&request(&args(&once), false)).unwrap();
+        simulate(&mut whole, None).unwrap();
+        let strip = |p: &Path| -> Vec<String> {
+            let seconds = crate::output::column_index("seconds").unwrap();
+            let rate = crate::output::column_index("customers_per_s").unwrap();
+            std::fs::read_to_string(p)
+                .unwrap()
+                .lines()
+                .map(|l| {
+                    l.split(',')
+                        .enumerate()
+                        .filter(|(i, _)| *i != seconds && *i != rate)
+                        .map(|(_, f)| f)
+                        .collect::<Vec<_>>()
+                        .join(",")
+                })
+                .collect()
+        };
+        assert_eq!(strip(&out), strip(&once));
+    }
+
+    #[test]
+    fn resume_refuses_another_spec_and_resume_with_force() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("r.csv");
+        let a = args(&out);
+        let mut s = Session::open(&request(&a, false)).unwrap();
+        simulate(&mut s, Some(1)).unwrap_err();
+        let other = SweepArgs {
+            seed: Some("7".into()),
+            ..args(&out)
+        };
+        let e = Session::open(&request(&other, true)).err().unwrap();
+        assert!(e.to_string().contains("different spec (seed 1"), "{e}");
+        let forced = SweepArgs {
+            force: true,
+            ..args(&out)
+        };
+        let e = Session::open(&request(&forced, true)).err().unwrap();
+        assert!(e
+            .to_string()
+            .starts_with("--resume: given together with --force"));
+    }
+
+    #[test]
+    fn wide_cis_are_named() {
+        let mut s = PointStats {
+            reps: 1,
+            mean_wait: 1.0,
+            ..PointStats::default()
+        };
+        assert!(wide_ci(&s)
+            .unwrap()
+            .contains("mean wait has no CI (1 replication)"));
+        s.mean_wait_ci95 = Some(0.05);
+        s.wait_pct[P99] = 10.0;
+        s.wait_pct_ci95[P99] = Some(2.0);
+        assert_eq!(wide_ci(&s).unwrap(), "p99 wait 10 ± 2 (95%)");
+        s.wait_pct_ci95[P99] = Some(0.5);
+        assert_eq!(wide_ci(&s), None);
+    }
+}
