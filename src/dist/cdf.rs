@@ -55,24 +55,23 @@ impl Dist {
             }
             Shape::Uniform { min, width } => ((x - min) / width).clamp(0.0, 1.0),
             Shape::Empirical { values, scale } => {
+                // Piecewise linear through (v_i, i / (n − 1)): the segments
+                // wholly at or below x, plus the fraction of the one that
+                // holds x. Binary search, so the sojourn bisection stays
+                // fast for tables of millions of values.
                 let n = values.len();
                 if n == 1 {
                     return if x >= values[0] * scale { 1.0 } else { 0.0 };
                 }
-                let sum: f64 = values
-                    .windows(2)
-                    .map(|w| {
-                        let (a, b) = (w[0] * scale, w[1] * scale);
-                        if x >= b {
-                            1.0
-                        } else if x < a {
-                            0.0
-                        } else {
-                            (x - a) / (b - a)
-                        }
-                    })
-                    .sum();
-                sum / (n - 1) as f64
+                let k = values.partition_point(|&v| v * scale <= x);
+                let passed = k.saturating_sub(1);
+                let within = if (1..n).contains(&k) {
+                    let (a, b) = (values[k - 1] * scale, values[k] * scale);
+                    (x - a) / (b - a)
+                } else {
+                    0.0
+                };
+                (passed as f64 + within) / (n - 1) as f64
             }
             _ => {
                 if x <= 0.0 {

@@ -1064,3 +1064,35 @@ fn law_moments_match_the_name_based_mapping() {
     );
     assert!(svc("exp(mean=1,max=2)").law_moments().clamped);
 }
+
+#[test]
+fn empirical_cdf_by_binary_search_equals_the_segment_sum() {
+    // The O(n) definition: each segment's share, summed in order.
+    fn by_segments(values: &[f64], scale: f64, x: f64) -> f64 {
+        let sum: f64 = values
+            .windows(2)
+            .map(|w| {
+                let (a, b) = (w[0] * scale, w[1] * scale);
+                if x >= b {
+                    1.0
+                } else if x < a {
+                    0.0
+                } else {
+                    (x - a) / (b - a)
+                }
+            })
+            .sum();
+        sum / (values.len() - 1) as f64
+    }
+    // Ties included (a step in the CDF), and the table's own values.
+    let text = "0.5\n1\n1\n1\n2.5\n3\n3\n7.25\n9\n";
+    let d = empirical("ties.txt", text, "").with_mean(2.0);
+    let Shape::Empirical { values, scale } = &d.shape else {
+        panic!("empirical")
+    };
+    let mut xs: Vec<f64> = values.iter().map(|v| v * scale).collect();
+    xs.extend((0..2000).map(|i| f64::from(i) * 0.011 - 1.0));
+    for x in xs {
+        assert_eq!(d.cdf(x), by_segments(values, *scale, x), "x = {x}");
+    }
+}
