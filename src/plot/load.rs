@@ -1,0 +1,852 @@
+//! Reading a results CSV into the series of the figure.
+//!
+//! Why this module exists: the conventions of `qsweep run`'s CSV (95 % CI
+//! half-widths in `<y>_ci95`, analytic baselines in `analytic_<y>`, `stable=false`
+//! rows, empty cells = no value) are decoded here once, and every problem with the
+//! file is reported — with file, line and column — before anything is drawn.  The
+//! steps: find the requested columns, read the rows, order the `--by` and `--facet`
+//! values, lay out the panels, cut the rows into series, note what was left out.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::labels::axis_label;
+use super::{PlotError, PlotOptions, PlotSummary, Series};
+
+/// A panel of the figure: one y column for one facet value.
+#[derive(Debug, Clone)]
+pub(super) struct PanelInfo {
+    /// Name as in [`PlotSummary::y_ranges`] and [`Series::panel`].
+    pub(super) name: String,
+    /// Caption drawn above the panel (`<facet> = <value>`), when faceting.
+    pub(super) title: Option<String>,
+    /// Index of the panel's column in `PlotOptions::y`.
+    pub(super) y_index: usize,
+}
+
+/// Drawing-only facts about a series (parallel to `PlotSummary::series`).
+#[derive(Debug, Clone)]
+pub(super) struct SeriesMeta {
+    /// Index into `Loaded::panels`.
+    pub(super) panel: usize,
+    /// Rank of the series' `--by` value in legend order (its colour and shape).
+    pub(super) group: usize,
+    /// Per point (parallel to `points`): `false` for rows with `stable=false`.
+    pub(super) stable: Vec<bool>,
+}
+
+/// The CSV as the figure needs it: the public summary plus the panel grid and legend.
+#[derive(Debug)]
+pub(super) struct Loaded {
+    pub(super) summary: PlotSummary,
+    /// Panels in drawing order (row-major).
+    pub(super) panels: Vec<PanelInfo>,
+    /// Rows of the panel grid.
+    pub(super) rows: usize,
+    /// Columns of the panel grid.
+    pub(super) cols: usize,
+    /// `--by` values in legend order, as labelled (empty without `--by`).
+    pub(super) groups: Vec<String>,
+    /// Name of the `--by` column (legend title), empty without `--by`.
+    pub(super) group_title: String,
+    pub(super) meta: Vec<SeriesMeta>,
+}
+
+/// Parse `csv_path` and group it into series and panels as asked by `opts`.
+pub(super) fn load(csv_path: &Path, opts: &PlotOptions) -> Result<Loaded, PlotError> {
+    let file = csv_path.display().to_string();
+    let ys = requested_ys(&file, opts)?;
+    let data = std::fs::read(csv_path).map_err(|e| PlotError::Io {
+        file: file.clone(),
+        cause: e,
+    })?;
+    let mut reader = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .from_reader(&data[..]);
+    let headers: Vec<String> = reader
+        .headers()
+        .map_err(|e| csv_error(&file, &data, e))?
+        .iter()
+        .map(|h| h.to_string())
+        .collect();
+    let src = Source {
+        file: &file,
+        data: &data,
+        headers: &headers,
+    };
+    let mut notes = Vec::new();
+    let cols = Columns::find(&src, &ys, opts, &mut notes)?;
+    let read = read_rows(&mut reader, &src, &cols, opts)?;
+    if read.rows.is_empty() {
+        return Err(read.nothing_to_plot(&file, opts));
+    }
+    notes.extend(read.left_out_notes(&ys, opts));
+    arrange(&src, &ys, &cols, &read, opts, notes)
+}
+
+/// Order the `--by` and `--facet` values, label the axes, lay out the panels and
+/// cut the rows into series.
+fn arrange(
+    src: &Source,
+    ys: &[String],
+    cols: &Columns,
+    read: &ReadRows,
+    opts: &PlotOptions,
+    mut notes: Vec<String>,
+) -> Result<Loaded, PlotError> {
+    let headers = src.headers;
+    // Legend / facet order: numeric when every value is a number, else first appearance.
+    let group_order = display_order(&read.groups.names);
+    let facet_order = display_order(&read.facets.names);
+    let groups: Vec<String> = group_order
+        .iter()
+        .map(|&g| read.groups.names[g].clone())
+        .collect();
+
+    let x_label = axis_label(&headers[cols.x], opts.time_unit.as_deref());
+    let y_labels: Vec<String> = ys
+        .iter()
+        .map(|y| axis_label(y, opts.time_unit.as_deref()))
+        .collect();
+
+    let facet_column = cols.facet.map(|c| headers[c].as_str());
+    let panels = layout_panels(&facet_order, &read.facets.names, facet_column, ys);
+    let (n_rows, n_cols) = grid_shape(facet_column.is_some(), facet_order.len(), ys.len());
+
+    let set = SeriesSource {
+        rows: &read.rows,
+        y_cols: &cols.ys,
+        group_order: &group_order,
+        group_names: cols.by.map(|_| groups.as_slice()),
+        y_labels: &y_labels,
+        log_y: opts.log_y,
+    }
+    .collect(&panels, &mut notes);
+    if set.series.is_empty() {
+        return Err(PlotError::Data {
+            file: src.file.to_string(),
+            message: format!("no values to plot in column(s) {}", ys.join(", ")),
+        });
+    }
+    notes.extend(set.caveats());
+    if set.duplicated > 0 {
+        notes.push(repeated_x_note(set.duplicated, read, src, cols));
+    }
+
+    let x_range = x_range(&set.series);
+    let group_title = cols.by.map(|c| headers[c].clone()).unwrap_or_default();
+    Ok(Loaded {
+        summary: PlotSummary {
+            series: set.series,
+            x_range,
+            y_ranges: set.y_ranges,
+            x_label,
+            y_labels,
+            dropped_zero: set.dropped_zero,
+            notes,
+        },
+        panels: panels.into_iter().map(|(_, p)| p).collect(),
+        rows: n_rows,
+        cols: n_cols,
+        groups: if cols.by.is_some() {
+            groups.iter().map(|g| display_value(g)).collect()
+        } else {
+            vec![]
+        },
+        group_title,
+        meta: set.meta,
+    })
+}
+
+/// The y columns asked for (blank entries dropped); at least one.
+fn requested_ys(file: &str, opts: &PlotOptions) -> Result<Vec<String>, PlotError> {
+    let ys: Vec<String> = opts
+        .y
+        .iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if ys.is_empty() {
+        return Err(PlotError::Data {
+            file: file.to_string(),
+            message: "no y column given".to_string(),
+        });
+    }
+    Ok(ys)
+}
+
+// ---------------------------------------------------------------------------------
+// Columns and rows
+// ---------------------------------------------------------------------------------
+
+/// The CSV being read, as its error messages need it.
+struct Source<'a> {
+    file: &'a str,
+    /// The raw bytes, for line numbers.
+    data: &'a [u8],
+    headers: &'a [String],
+}
+
+/// Where the requested columns are in the header.
+struct Columns {
+    x: usize,
+    by: Option<usize>,
+    facet: Option<usize>,
+    /// One per requested y, in order.
+    ys: Vec<YColumns>,
+    stable: Option<usize>,
+}
+
+/// The columns behind one y: its values, their CI half-widths, the analytic baseline.
+struct YColumns {
+    value: usize,
+    /// `<y>_ci95`, where present.
+    ci: Option<usize>,
+    /// `analytic_<y>`, where present and asked for.
+    analytic: Option<usize>,
+}
+
+impl Columns {
+    /// Find the columns `opts` names (an error names the file and suggests a
+    /// close match); a missing analytic column is only a note.
+    fn find(
+        src: &Source,
+        ys: &[String],
+        opts: &PlotOptions,
+        notes: &mut Vec<String>,
+    ) -> Result<Columns, PlotError> {
+        let find = |name: &str| src.headers.iter().position(|h| h == name);
+        let require = |name: &str| -> Result<usize, PlotError> {
+            find(name).ok_or_else(|| no_column(src.file, name, src.headers))
+        };
+        let x = require(opts.x.trim())?;
+        let by = if opts.by.trim().is_empty() {
+            None
+        } else {
+            Some(require(opts.by.trim())?)
+        };
+        let facet = match &opts.facet {
+            Some(f) if !f.trim().is_empty() => Some(require(f.trim())?),
+            _ => None,
+        };
+        let mut y_cols = Vec::new();
+        for y in ys {
+            let value = require(y)?;
+            let ci = find(&format!("{y}_ci95"));
+            let analytic = if opts.analytic {
+                let c = find(&format!("analytic_{y}"));
+                if c.is_none() {
+                    notes.push(format!(
+                        "no column 'analytic_{y}': no analytic curve for {y}"
+                    ));
+                }
+                c
+            } else {
+                None
+            };
+            y_cols.push(YColumns {
+                value,
+                ci,
+                analytic,
+            });
+        }
+        Ok(Columns {
+            x,
+            by,
+            facet,
+            ys: y_cols,
+            stable: find("stable"),
+        })
+    }
+}
+
+/// One data row with an x value.
+struct Row {
+    x: f64,
+    /// Index into `ReadRows::groups` (order of first appearance).
+    group: usize,
+    /// Index into `ReadRows::facets` (order of first appearance).
+    facet: usize,
+    stable: bool,
+    /// Per y: (value, ci, analytic)
+    values: Vec<(Option<f64>, Option<f64>, Option<f64>)>,
+}
+
+/// Distinct values of a column, numbered in order of first appearance.
+#[derive(Default)]
+struct Interner {
+    names: Vec<String>,
+    index: HashMap<String, usize>,
+}
+
+impl Interner {
+    fn intern(&mut self, v: &str) -> usize {
+        *self.index.entry(v.to_string()).or_insert_with(|| {
+            self.names.push(v.to_string());
+            self.names.len() - 1
+        })
+    }
+}
+
+/// The rows of the CSV, with counts of what was left out of them.
+#[derive(Default)]
+struct ReadRows {
+    rows: Vec<Row>,
+    /// The record of each row (to say which columns differ between repeated x).
+    records: Vec<csv::StringRecord>,
+    /// `--by` values (a single "" without `--by`).
+    groups: Interner,
+    /// `--facet` values (a single "" without `--facet`).
+    facets: Interner,
+    /// Rows without an x value (left out).
+    no_x: usize,
+    /// Per y: rows without a value.
+    missing_y: Vec<usize>,
+    /// inf/NaN cells (treated as no value).
+    non_finite: usize,
+}
+
+/// Read every record into a [`Row`]; the first malformed record or bad number is an error.
+fn read_rows(
+    reader: &mut csv::Reader<&[u8]>,
+    src: &Source,
+    cols: &Columns,
+    opts: &PlotOptions,
+) -> Result<ReadRows, PlotError> {
+    let mut read = ReadRows {
+        missing_y: vec![0; cols.ys.len()],
+        ..Default::default()
+    };
+    for (i, rec) in reader.records().enumerate() {
+        let rec = rec.map_err(|e| csv_error(src.file, src.data, e))?;
+        let line = rec
+            .position()
+            .map(|p| line_at(src.data, p.byte()))
+            .unwrap_or(i as u64 + 2);
+        let record = Record {
+            cells: &rec,
+            line,
+            src,
+        };
+        if let Some(row) = read.parse_row(&record, cols, opts)? {
+            read.rows.push(row);
+            read.records.push(rec);
+        }
+    }
+    Ok(read)
+}
+
+impl ReadRows {
+    /// The row of `record`, or `None` (counted) when it has no x value.
+    fn parse_row(
+        &mut self,
+        record: &Record,
+        cols: &Columns,
+        opts: &PlotOptions,
+    ) -> Result<Option<Row>, PlotError> {
+        let Some(x) = record.x(cols.x, opts.log_x)? else {
+            self.no_x += 1;
+            return Ok(None);
+        };
+        let group = self.groups.intern(cols.by.map_or("", |c| record.cell(c)));
+        let facet = self
+            .facets
+            .intern(cols.facet.map_or("", |c| record.cell(c)));
+        let stable = cols.stable.is_none_or(|c| is_stable(record.cell(c)));
+        let mut values = Vec::with_capacity(cols.ys.len());
+        for (k, y) in cols.ys.iter().enumerate() {
+            let value = self.finite(record.number(y.value)?);
+            if value.is_none() {
+                self.missing_y[k] += 1;
+            }
+            let ci = match y.ci {
+                Some(c) => self.finite(record.number(c)?).map(f64::abs),
+                None => None,
+            };
+            let analytic = match y.analytic {
+                Some(c) => self.finite(record.number(c)?),
+                None => None,
+            };
+            values.push((value, ci, analytic));
+        }
+        Ok(Some(Row {
+            x,
+            group,
+            facet,
+            stable,
+            values,
+        }))
+    }
+
+    /// inf/NaN is no value (counted for a note).
+    fn finite(&mut self, v: Option<f64>) -> Option<f64> {
+        match v {
+            Some(v) if !v.is_finite() => {
+                self.non_finite += 1;
+                None
+            }
+            v => v,
+        }
+    }
+
+    /// The error when no row has an x value.
+    fn nothing_to_plot(&self, file: &str, opts: &PlotOptions) -> PlotError {
+        PlotError::Data {
+            file: file.to_string(),
+            message: if self.no_x > 0 {
+                format!("no row has a value in column '{}'", opts.x)
+            } else {
+                "no data rows".to_string()
+            },
+        }
+    }
+
+    /// Notes on rows and cells left out.
+    fn left_out_notes(&self, ys: &[String], opts: &PlotOptions) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.no_x > 0 {
+            notes.push(format!(
+                "{} row(s) without a value in '{}' left out",
+                self.no_x, opts.x
+            ));
+        }
+        for (k, y) in ys.iter().enumerate() {
+            let missing = self.missing_y[k];
+            if missing > 0 && missing < self.rows.len() {
+                notes.push(format!(
+                    "{missing} row(s) without a value in '{y}' left out of its panel"
+                ));
+            }
+        }
+        if self.non_finite > 0 {
+            notes.push(format!(
+                "{} non-finite cell(s) (inf/NaN) treated as no value",
+                self.non_finite
+            ));
+        }
+        notes
+    }
+}
+
+/// One CSV record, with its line number for messages.
+struct Record<'a> {
+    cells: &'a csv::StringRecord,
+    line: u64,
+    src: &'a Source<'a>,
+}
+
+impl Record<'_> {
+    fn cell(&self, c: usize) -> &str {
+        self.cells.get(c).unwrap_or("")
+    }
+
+    /// The number in column `c`, `None` when the cell is empty.
+    fn number(&self, c: usize) -> Result<Option<f64>, PlotError> {
+        let s = self.cell(c);
+        if s.is_empty() {
+            return Ok(None);
+        }
+        s.parse::<f64>()
+            .map(Some)
+            .map_err(|_| PlotError::NotANumber {
+                file: self.src.file.to_string(),
+                line: self.line,
+                column: self.src.headers[c].clone(),
+                value: s.to_string(),
+            })
+    }
+
+    /// The x value in column `c`: `None` when empty; it must be finite, and > 0
+    /// on a log x axis.
+    fn x(&self, c: usize, log_x: bool) -> Result<Option<f64>, PlotError> {
+        let x = match self.number(c)? {
+            None => return Ok(None),
+            Some(x) if !x.is_finite() => {
+                return Err(PlotError::NotANumber {
+                    file: self.src.file.to_string(),
+                    line: self.line,
+                    column: self.src.headers[c].clone(),
+                    value: self.cell(c).to_string(),
+                })
+            }
+            Some(x) => x,
+        };
+        if log_x && x <= 0.0 {
+            return Err(PlotError::Data {
+                file: self.src.file.to_string(),
+                message: format!(
+                    "line {}: column '{}' is {x}, which has no place on a log x axis (plot without log x)",
+                    self.line, self.src.headers[c]
+                ),
+            });
+        }
+        Ok(Some(x))
+    }
+}
+
+/// `stable` cells that mark a row as unstable: false, 0, no, f (any case).
+fn is_stable(cell: &str) -> bool {
+    !matches!(
+        cell.to_ascii_lowercase().as_str(),
+        "false" | "0" | "no" | "f"
+    )
+}
+
+// ---------------------------------------------------------------------------------
+// Panels and series
+// ---------------------------------------------------------------------------------
+
+/// Panels in drawing order: facet values (rows, in display order) × ys (columns);
+/// each with the index of its facet value.
+fn layout_panels(
+    facet_order: &[usize],
+    facet_names: &[String],
+    facet_column: Option<&str>,
+    ys: &[String],
+) -> Vec<(usize, PanelInfo)> {
+    let mut panels = Vec::new();
+    for &f in facet_order {
+        for (k, y) in ys.iter().enumerate() {
+            let (name, title) = match facet_column {
+                Some(column) => {
+                    let v = &facet_names[f];
+                    (
+                        format!("{y} | {column}={v}"),
+                        Some(format!("{column} = {}", display_value(v))),
+                    )
+                }
+                None => (y.clone(), None),
+            };
+            panels.push((
+                f,
+                PanelInfo {
+                    name,
+                    title,
+                    y_index: k,
+                },
+            ));
+        }
+    }
+    panels
+}
+
+/// Rows and columns of the panel grid: one row per facet value, else up to
+/// three ys side by side.
+fn grid_shape(faceted: bool, n_facets: usize, n_ys: usize) -> (usize, usize) {
+    if faceted {
+        (n_facets, n_ys)
+    } else {
+        let cols = n_ys.min(3);
+        (n_ys.div_ceil(cols), cols)
+    }
+}
+
+/// A point while grouping: (x, y, CI half-width, stable).
+type Point = (f64, f64, Option<f64>, bool);
+
+/// What the series of every panel are cut from.
+struct SeriesSource<'a> {
+    rows: &'a [Row],
+    y_cols: &'a [YColumns],
+    /// Group indices in legend order.
+    group_order: &'a [usize],
+    /// `--by` values in legend order; `None` without `--by` (series are then
+    /// labelled by their y axis label).
+    group_names: Option<&'a [String]>,
+    y_labels: &'a [String],
+    log_y: bool,
+}
+
+/// The series of all panels, with what the notes say about them.
+struct SeriesSet {
+    series: Vec<Series>,
+    meta: Vec<SeriesMeta>,
+    y_ranges: Vec<(String, f64, f64)>,
+    dropped_zero: usize,
+    unstable_points: usize,
+    /// Points sharing their x with the previous point of the same series.
+    duplicated: usize,
+}
+
+impl SeriesSource<'_> {
+    /// Cut the rows into series, panel by panel: in each, the measured series in
+    /// legend order, then the analytic ones.
+    fn collect(&self, panels: &[(usize, PanelInfo)], notes: &mut Vec<String>) -> SeriesSet {
+        let mut set = SeriesSet {
+            series: Vec::new(),
+            meta: Vec::new(),
+            y_ranges: Vec::new(),
+            dropped_zero: 0,
+            unstable_points: 0,
+            duplicated: 0,
+        };
+        for (p, (f, info)) in panels.iter().enumerate() {
+            let k = info.y_index;
+            let mut lo = f64::INFINITY;
+            let mut hi = f64::NEG_INFINITY;
+            for analytic in [false, true] {
+                if analytic && self.y_cols[k].analytic.is_none() {
+                    continue;
+                }
+                for (rank, &g) in self.group_order.iter().enumerate() {
+                    let pts = self.points(*f, g, k, analytic);
+                    if pts.is_empty() {
+                        continue;
+                    }
+                    if !analytic {
+                        set.duplicated += pts.windows(2).filter(|w| w[0].0 == w[1].0).count();
+                        set.unstable_points += pts.iter().filter(|p| !p.3).count();
+                    }
+                    for pt in &pts {
+                        lo = lo.min(pt.1);
+                        hi = hi.max(pt.1);
+                        if self.log_y && pt.1 <= 0.0 {
+                            set.dropped_zero += 1;
+                        }
+                    }
+                    set.series.push(Series {
+                        label: self.label(rank, k, analytic),
+                        panel: info.name.clone(),
+                        points: pts.iter().map(|p| (p.0, p.1, p.2)).collect(),
+                        dashed: analytic,
+                    });
+                    set.meta.push(SeriesMeta {
+                        panel: p,
+                        group: rank,
+                        stable: pts.iter().map(|p| p.3).collect(),
+                    });
+                }
+            }
+            if lo > hi {
+                notes.push(format!("panel '{}' has no data", info.name));
+                lo = f64::NAN;
+                hi = f64::NAN;
+            }
+            set.y_ranges.push((info.name.clone(), lo, hi));
+        }
+        set
+    }
+
+    /// The points of facet `f`, group `g`, y number `k` (measured or analytic), sorted by x.
+    fn points(&self, f: usize, g: usize, k: usize, analytic: bool) -> Vec<Point> {
+        let mut pts: Vec<Point> = self
+            .rows
+            .iter()
+            .filter(|r| r.facet == f && r.group == g)
+            .filter_map(|r| {
+                let (y, ci, an) = r.values[k];
+                if analytic {
+                    an.map(|a| (r.x, a, None, true))
+                } else {
+                    y.map(|y| (r.x, y, ci, r.stable))
+                }
+            })
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        pts
+    }
+
+    /// Legend label of a series: its `--by` value (or y label), `(analytic)` appended.
+    fn label(&self, rank: usize, k: usize, analytic: bool) -> String {
+        let base = match self.group_names {
+            Some(names) => display_value(&names[rank]),
+            None => self.y_labels[k].clone(),
+        };
+        if analytic {
+            format!("{base} (analytic)")
+        } else {
+            base
+        }
+    }
+}
+
+impl SeriesSet {
+    /// Notes on points drawn other than as plain markers.
+    fn caveats(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.dropped_zero > 0 {
+            notes.push(format!(
+                "{} point(s) with y = 0 cannot be placed on the log y axis: drawn as ▼ on the bottom edge of their panel",
+                self.dropped_zero
+            ));
+        }
+        if self.unstable_points > 0 {
+            notes.push(format!(
+                "{} point(s) from rows with stable=false (ρ ≥ 1) drawn with hollow markers: their waits grow with the run length",
+                self.unstable_points
+            ));
+        }
+        notes
+    }
+}
+
+/// The note on repeated x values within a series, naming the input columns that
+/// tell the rows apart.
+fn repeated_x_note(duplicated: usize, read: &ReadRows, src: &Source, cols: &Columns) -> String {
+    let differing = differing_columns(
+        &read.rows,
+        &read.records,
+        src.headers,
+        &[cols.x],
+        cols.by,
+        cols.facet,
+    );
+    let what = if differing.is_empty() {
+        String::new()
+    } else {
+        format!(" (rows differ in: {})", differing.join(", "))
+    };
+    format!(
+        "{duplicated} repeated x value(s) within a series{what}: use --by or --facet to separate them"
+    )
+}
+
+/// Smallest and largest x over all series.
+fn x_range(series: &[Series]) -> (f64, f64) {
+    let (mut xmin, mut xmax) = (f64::INFINITY, f64::NEG_INFINITY);
+    for s in series {
+        for p in &s.points {
+            xmin = xmin.min(p.0);
+            xmax = xmax.max(p.0);
+        }
+    }
+    (xmin, xmax)
+}
+
+// ---------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------
+
+/// The error for a malformed record, with the line number where the csv crate knows it.
+fn csv_error(file: &str, data: &[u8], e: csv::Error) -> PlotError {
+    let message = match e.kind() {
+        csv::ErrorKind::UnequalLengths {
+            pos: Some(pos),
+            expected_len,
+            len,
+        } => format!(
+            "line {}: {len} field(s) where the header has {expected_len}",
+            line_at(data, pos.byte())
+        ),
+        csv::ErrorKind::Utf8 { pos: Some(pos), .. } => {
+            format!("line {}: invalid UTF-8", line_at(data, pos.byte()))
+        }
+        _ => e.to_string(),
+    };
+    PlotError::Csv {
+        file: file.to_string(),
+        message,
+    }
+}
+
+/// 1-based line number of the record starting at `byte` (the csv crate's own line
+/// count is one short for CRLF files).
+fn line_at(data: &[u8], byte: u64) -> u64 {
+    let mut b = (byte as usize).min(data.len());
+    while b < data.len() && (data[b] == b'\r' || data[b] == b'\n') {
+        b += 1;
+    }
+    1 + data[..b].iter().filter(|&&c| c == b'\n').count() as u64
+}
+
+fn no_column(file: &str, name: &str, headers: &[String]) -> PlotError {
+    let best = headers
+        .iter()
+        .map(|h| (edit_distance(name, h), h))
+        .min_by_key(|(d, _)| *d)
+        .filter(|(d, h)| *d <= 2.max(h.len() / 4));
+    PlotError::NoColumn {
+        file: file.to_string(),
+        column: name.to_string(),
+        available: headers.join(", "),
+        hint: best
+            .map(|(_, h)| format!("; did you mean '{h}'?"))
+            .unwrap_or_default(),
+    }
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Indices of `names` in display order: numeric order when all parse as numbers,
+/// else order of first appearance.
+fn display_order(names: &[String]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    let nums: Option<Vec<f64>> = names.iter().map(|n| n.parse::<f64>().ok()).collect();
+    if let Some(nums) = nums {
+        order.sort_by(|&a, &b| nums[a].total_cmp(&nums[b]));
+    }
+    order
+}
+
+fn display_value(v: &str) -> String {
+    if v.is_empty() {
+        "(empty)".to_string()
+    } else {
+        v.to_string()
+    }
+}
+
+/// Output columns never explain why two rows share an x (they are results).
+fn is_result_column(name: &str) -> bool {
+    matches!(
+        name,
+        "point" | "stable" | "backend" | "seconds" | "customers_per_s" | "p_wait"
+    ) || name.ends_with("_ci95")
+        || name.starts_with("analytic_")
+        || name.starts_with("rel_err_")
+        || name.ends_with("_wait")
+        || name.ends_with("_sojourn")
+}
+
+/// Input columns whose values differ between rows that share (facet, group, x).
+fn differing_columns(
+    rows: &[Row],
+    records: &[csv::StringRecord],
+    headers: &[String],
+    skip: &[usize],
+    by_col: Option<usize>,
+    facet_col: Option<usize>,
+) -> Vec<String> {
+    let mut first: HashMap<(usize, usize, u64), usize> = HashMap::new();
+    let mut differ = vec![false; headers.len()];
+    for (i, r) in rows.iter().enumerate() {
+        let key = (r.facet, r.group, r.x.to_bits());
+        match first.get(&key) {
+            None => {
+                first.insert(key, i);
+            }
+            Some(&j) => {
+                for (c, d) in differ.iter_mut().enumerate() {
+                    if records[i].get(c) != records[j].get(c) {
+                        *d = true;
+                    }
+                }
+            }
+        }
+    }
+    headers
+        .iter()
+        .enumerate()
+        .filter(|(c, h)| {
+            differ[*c]
+                && !skip.contains(c)
+                && Some(*c) != by_col
+                && Some(*c) != facet_col
+                && !is_result_column(h)
+        })
+        .map(|(_, h)| h.clone())
+        .collect()
+}

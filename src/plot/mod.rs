@@ -1,0 +1,219 @@
+//! `qsweep plot`: turn a results CSV written by `qsweep run` into a chart (SVG or PNG).
+//!
+//! Why this module exists: a sweep produces one CSV row per grid point, and the
+//! question it answers ("how does the mean / p99 wait of each routing policy scale
+//! with the number of servers, and how close is it to the analytic baseline?") is
+//! read off a figure, not a table.  Doing the plotting inside `qsweep` keeps the
+//! figure reproducible from the CSV alone, with no Python/gnuplot toolchain, and
+//! encodes the conventions of the CSV once (95 % CI half-widths in `<y>_ci95`,
+//! analytic baselines in `analytic_<y>`, `stable=false` rows, empty cells = no
+//! value).
+//!
+//! The work is split in two so that it can be tested without looking at pixels:
+//! [`load_series`] parses and groups the CSV into [`Series`] (one per value of
+//! `--by`, per panel; panels = `--facet` values × `--y` columns) and reports axis
+//! ranges; [`plot_csv`] additionally draws them with `plotters`.
+//!
+//! Drawing conventions (documented for the figure's caption):
+//! * one colour *and* one marker shape per `--by` value (readable in greyscale,
+//!   Okabe–Ito colour-blind-safe palette), one shared legend below the panels so
+//!   it never covers data;
+//! * vertical error bars with caps = 95 % CI (`y ± <y>_ci95`) when that column exists;
+//! * dashed lines of the same colour = `analytic_<y>` (with `analytic = true`);
+//! * on a log y axis a value ≤ 0 cannot be placed: such points are drawn as a
+//!   downward triangle (▼) sitting on the bottom edge of the panel, the line is
+//!   broken there, a legend entry explains the marker and they are counted in
+//!   [`PlotSummary::dropped_zero`] — never silently dropped;
+//! * rows with `stable=false` (ρ ≥ 1) are drawn with hollow markers and a legend
+//!   entry: their waits grow with the run length and are not steady-state values;
+//! * empty cells are "no value" (the point is left out); non-numeric cells are errors.
+//!
+//! Text is rendered with DejaVu Sans embedded in the binary (`data/fonts/`) through
+//! `ab_glyph`, so no system font library (fontconfig/freetype) is needed.  SVG text
+//! names the font family `DejaVu Sans, Helvetica, Arial, sans-serif`.  PNG output is
+//! rasterised at 2× the logical size (`width`×`height`) so that it stays sharp in print.
+//!
+//! Where things are:
+//! * this file: the public API and the overall flow (check the output name, load,
+//!   size the figure, draw, write);
+//! * [`load`]: reading and validating the CSV, grouping rows into series and panels;
+//! * [`labels`]: axis titles for CSV columns;
+//! * [`ticks`]: axis scales, limits, tick choice and tick labels;
+//! * [`render`]: figure size and layout (title, legend strip, panel grid);
+//! * [`legend`] and [`panel`]: drawing the legend and one panel;
+//! * [`markers`]: colours, marker shapes, error bars, ▼ markers of clamped zeros;
+//! * [`style`]: the embedded font, greys, logical-to-device pixel scaling;
+//! * [`output`]: SVG / PNG backends and files.
+
+use std::path::Path;
+
+mod labels;
+mod legend;
+mod load;
+mod markers;
+mod output;
+mod panel;
+mod render;
+mod style;
+mod ticks;
+
+#[cfg(test)]
+mod tests;
+
+use load::load;
+use output::{write_figure, Format};
+use render::{figure_size, DrawStats};
+use style::ensure_font;
+
+/// Options of `qsweep plot`.  Use `PlotOptions { y: ..., ..Default::default() }`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlotOptions {
+    /// Column on the x axis (default `servers`).
+    pub x: String,
+    /// Columns on the y axes, one panel per column (default `mean_wait`, `p99_wait`).
+    pub y: Vec<String>,
+    /// One line (series) per distinct value of this column (default `routing`).
+    /// An empty string puts all rows of a panel in a single series.
+    pub by: String,
+    /// One row of panels per distinct value of this column.
+    pub facet: Option<String>,
+    /// Logarithmic x axis (all x values must then be > 0).
+    pub log_x: bool,
+    /// Logarithmic y axis; values ≤ 0 are clamped to the bottom edge (see module docs).
+    pub log_y: bool,
+    /// Also draw `analytic_<y>` (where such a column exists) as dashed lines.
+    pub analytic: bool,
+    /// Figure width in logical pixels (SVG px; PNG is rendered at 2×). 0 = automatic.
+    pub width: u32,
+    /// Figure height in logical pixels (SVG px; PNG is rendered at 2×). 0 = automatic.
+    pub height: u32,
+    /// Figure title drawn above the panels (none by default).
+    pub title: Option<String>,
+    /// Unit of the time columns (waits, sojourn times) for the axis labels, e.g. `s`
+    /// or `ms`.  The CSV carries no unit; `None` labels them "(time units)".
+    pub time_unit: Option<String>,
+}
+
+impl Default for PlotOptions {
+    fn default() -> Self {
+        PlotOptions {
+            x: "servers".to_string(),
+            y: vec!["mean_wait".to_string(), "p99_wait".to_string()],
+            by: "routing".to_string(),
+            facet: None,
+            log_x: false,
+            log_y: true,
+            analytic: false,
+            width: 0,
+            height: 0,
+            title: None,
+            time_unit: None,
+        }
+    }
+}
+
+/// One line of the chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// Legend label: the `--by` value; analytic series get the suffix ` (analytic)`.
+    pub label: String,
+    /// Name of the panel the series is drawn in: the y column, or
+    /// `"<y> | <facet>=<value>"` when faceting (same names as in [`PlotSummary::y_ranges`]).
+    pub panel: String,
+    /// `(x, y, 95 % CI half-width)`, sorted by x.  Values ≤ 0 are kept as they are
+    /// (on a log y axis they are drawn clamped and counted in `dropped_zero`).
+    pub points: Vec<(f64, f64, Option<f64>)>,
+    /// `true` for analytic baselines (drawn dashed, never with error bars).
+    pub dashed: bool,
+}
+
+/// What [`load_series`] / [`plot_csv`] found in the CSV.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlotSummary {
+    /// All series, panel by panel; within a panel measured series (in legend order)
+    /// precede analytic ones.
+    pub series: Vec<Series>,
+    /// Smallest and largest x over all series (data values, not padded axis limits).
+    pub x_range: (f64, f64),
+    /// Per panel, in drawing order (row-major): `(panel name, min y, max y)` over the
+    /// series' y values, measured and analytic, without CI and without padding
+    /// (zeros included even on a log axis).  `(NaN, NaN)` for a panel without data.
+    pub y_ranges: Vec<(String, f64, f64)>,
+    /// x axis label as drawn, e.g. `servers`.
+    pub x_label: String,
+    /// y axis labels as drawn, one per `PlotOptions::y` entry, e.g. `mean wait (s)`.
+    pub y_labels: Vec<String>,
+    /// Number of points (measured and analytic) with y ≤ 0 on a log y axis; they are
+    /// drawn as ▼ on the bottom edge instead of at their value.  Always 0 on a linear axis.
+    pub dropped_zero: usize,
+    /// Human-readable caveats worth printing (clamped zeros, unstable rows, missing
+    /// analytic columns, repeated x values, cells without value ...).
+    pub notes: Vec<String>,
+}
+
+/// Errors of `qsweep plot`; every message is one line naming the file (and column).
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    /// The CSV could not be opened/read or the figure could not be written.
+    #[error("{file}: {cause}")]
+    Io { file: String, cause: std::io::Error },
+    /// The CSV is malformed (ragged rows, invalid UTF-8, ...).
+    #[error("{file}: malformed CSV: {message}")]
+    Csv { file: String, message: String },
+    /// A requested column is not in the header.
+    #[error("{file}: no column '{column}' (columns: {available}){hint}")]
+    NoColumn {
+        file: String,
+        column: String,
+        available: String,
+        hint: String,
+    },
+    /// A cell that must be numeric is not.
+    #[error("{file} line {line}: column '{column}' is not a number: '{value}'")]
+    NotANumber {
+        file: String,
+        line: u64,
+        column: String,
+        value: String,
+    },
+    /// The data cannot be plotted as asked (no rows, no values, x ≤ 0 on a log axis ...).
+    #[error("{file}: {message}")]
+    Data { file: String, message: String },
+    /// The output file name has an extension other than `.svg` / `.png`.
+    #[error("{file}: unsupported output format '{ext}' (use a .svg or .png file name)")]
+    UnsupportedFormat { file: String, ext: String },
+    /// The drawing library failed.
+    #[error("{file}: drawing failed: {message}")]
+    Draw { file: String, message: String },
+}
+
+/// Parse `csv_path` and group it into series as [`plot_csv`] would draw them
+/// (no drawing, no output file).
+pub fn load_series(csv_path: &Path, opts: &PlotOptions) -> Result<PlotSummary, PlotError> {
+    Ok(load(csv_path, opts)?.summary)
+}
+
+/// Parse `csv_path` and draw it to `out`; the format follows the extension of `out`
+/// (`.svg` or `.png`, case-insensitive).  Returns what [`load_series`] returns.
+pub fn plot_csv(csv_path: &Path, out: &Path, opts: &PlotOptions) -> Result<PlotSummary, PlotError> {
+    Ok(plot_with_stats(csv_path, out, opts)?.0)
+}
+
+/// [`plot_csv`], also returning the counts of what was drawn (for tests).
+fn plot_with_stats(
+    csv_path: &Path,
+    out: &Path,
+    opts: &PlotOptions,
+) -> Result<(PlotSummary, DrawStats), PlotError> {
+    let format = Format::of(out)?;
+    let loaded = load(csv_path, opts)?;
+    if !ensure_font() {
+        return Err(PlotError::Draw {
+            file: out.display().to_string(),
+            message: "embedded font could not be loaded".to_string(),
+        });
+    }
+    let size = figure_size(&loaded, opts);
+    let stats = write_figure(out, format, &loaded, opts, size)?;
+    Ok((loaded.summary, stats))
+}

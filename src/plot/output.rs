@@ -1,0 +1,139 @@
+//! Figure files: the format chosen by the output file's extension, the drawing
+//! backend for it, and the bytes written.
+//!
+//! Why this module exists: the same [`render`] call draws on an SVG string (1×,
+//! logical pixels) or on an RGB buffer rasterised at 2× so that PNGs stay sharp in
+//! print; the PNG records its resolution so that its physical size matches the SVG's.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use super::load::Loaded;
+use super::render::{render, DrawStats};
+use super::style::Geom;
+use super::{PlotError, PlotOptions};
+
+/// Device pixels per logical pixel in PNG output.
+const PNG_SCALE: f64 = 2.0;
+
+/// Output formats, from the file name's extension (case-insensitive).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Format {
+    Svg,
+    Png,
+}
+
+impl Format {
+    /// The format of `out`, or the error naming its unsupported extension.
+    pub(super) fn of(out: &Path) -> Result<Format, PlotError> {
+        let ext = out
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(|e| e.to_ascii_lowercase())
+            .unwrap_or_default();
+        match ext.as_str() {
+            "svg" => Ok(Format::Svg),
+            "png" => Ok(Format::Png),
+            _ => Err(PlotError::UnsupportedFormat {
+                file: out.display().to_string(),
+                ext: if ext.is_empty() {
+                    "(none)".to_string()
+                } else {
+                    format!(".{ext}")
+                },
+            }),
+        }
+    }
+}
+
+/// Draw `l` at `size` logical pixels and write it to `out` in `format`.
+pub(super) fn write_figure(
+    out: &Path,
+    format: Format,
+    l: &Loaded,
+    opts: &PlotOptions,
+    size: (u32, u32),
+) -> Result<DrawStats, PlotError> {
+    match format {
+        Format::Svg => write_svg(out, l, opts, size),
+        Format::Png => write_png(out, l, opts, size),
+    }
+}
+
+fn draw_error(out: &Path, message: String) -> PlotError {
+    PlotError::Draw {
+        file: out.display().to_string(),
+        message,
+    }
+}
+
+fn io_error(out: &Path, cause: std::io::Error) -> PlotError {
+    PlotError::Io {
+        file: out.display().to_string(),
+        cause,
+    }
+}
+
+fn write_svg(
+    out: &Path,
+    l: &Loaded,
+    opts: &PlotOptions,
+    (w, h): (u32, u32),
+) -> Result<DrawStats, PlotError> {
+    let mut svg = String::new();
+    let stats;
+    {
+        let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
+        stats =
+            render(&root, l, opts, &Geom { s: 1.0 }).map_err(|e| draw_error(out, e.to_string()))?;
+        root.present().map_err(|e| draw_error(out, e.to_string()))?;
+    }
+    std::fs::write(out, svg).map_err(|e| io_error(out, e))?;
+    Ok(stats)
+}
+
+fn write_png(
+    out: &Path,
+    l: &Loaded,
+    opts: &PlotOptions,
+    (w, h): (u32, u32),
+) -> Result<DrawStats, PlotError> {
+    let s = PNG_SCALE;
+    let (pw, ph) = ((w as f64 * s) as u32, (h as f64 * s) as u32);
+    let mut buf = vec![0u8; pw as usize * ph as usize * 3];
+    let stats;
+    {
+        let root = BitMapBackend::with_buffer(&mut buf, (pw, ph)).into_drawing_area();
+        stats = render(&root, l, opts, &Geom { s }).map_err(|e| draw_error(out, e.to_string()))?;
+        root.present().map_err(|e| draw_error(out, e.to_string()))?;
+    }
+    encode_png(out, &buf, pw, ph, s).map_err(|e| match e {
+        png::EncodingError::IoError(io) => io_error(out, io),
+        other => draw_error(out, other.to_string()),
+    })?;
+    Ok(stats)
+}
+
+fn encode_png(
+    path: &Path,
+    rgb: &[u8],
+    w: u32,
+    h: u32,
+    scale: f64,
+) -> Result<(), png::EncodingError> {
+    let file = std::fs::File::create(path)?;
+    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), w, h);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    // 96 dpi × scale, so that the physical size matches the logical (SVG) size.
+    let ppm = (96.0 * scale / 0.0254).round() as u32;
+    enc.set_pixel_dims(Some(png::PixelDimensions {
+        xppu: ppm,
+        yppu: ppm,
+        unit: png::Unit::Meter,
+    }));
+    let mut writer = enc.write_header()?;
+    writer.write_image_data(rgb)?;
+    writer.finish()
+}
