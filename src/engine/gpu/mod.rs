@@ -1,0 +1,173 @@
+//! The GPU engine: the WGSL kernels in `shaders/` run through wgpu on any
+//! Vulkan, Metal, DX12 or GL adapter (lavapipe included).
+//!
+//! [`GpuEngine::run`] takes a batch through four steps, one module each:
+//! - `plan`: which points the GPU takes, the tiles' order, dispatches and
+//!   passes sized from the measured throughput, buffer sizes;
+//! - `buffers`: the batch's buffers, allocated and uploaded once;
+//! - `submit`: the passes encoded and queued, timed (`timer`) and retired;
+//! - `readback`: the results copied back, in the caller's tile order.
+//!
+//! Around them: `adapter` finds and describes adapters, `pipelines` builds
+//! each kernel's WGSL ([`Specialization`]) and compiles it, `layout` holds
+//! the Rust twins of the WGSL structs only this engine fills, and `peak`
+//! measures the adapter's peak rate with `shaders/peak.wgsl`.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+
+use super::{Batch, BatchOutput, Engine};
+use crate::contract::{Kernel, HIST_BINS};
+
+mod adapter;
+mod buffers;
+mod layout;
+mod peak;
+mod pipelines;
+mod plan;
+mod readback;
+mod submit;
+mod timer;
+
+pub use adapter::{list_adapters, AdapterChoice, AdapterDesc};
+pub use layout::{DispatchInfo, LaneState};
+pub use peak::{peak_source, PEAK_WGSL};
+pub use pipelines::{
+    kernel_sources, Specialization, DISPATCH_WGSL, KIEFER_WOLFOWITZ_WGSL, LINDLEY_WGSL,
+    PRIVATE_HEAP_SIZE,
+};
+pub use plan::{pass_customers, LOOP_BUDGET, MAX_GPU_SERVERS, TARGET_DISPATCH_SECONDS};
+
+use buffers::BatchBuffers;
+use pipelines::PipelineCache;
+use plan::{BatchPlan, KernelRates};
+
+/// An open device: what every step submits to, and what its errors name.
+struct OpenDevice {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    desc: AdapterDesc,
+    /// Set by the device-lost callback.
+    lost: Arc<AtomicBool>,
+}
+
+impl OpenDevice {
+    fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::SeqCst)
+    }
+
+    /// Fail with what `scope` caught during `what`, or if the device is lost.
+    fn check_error(&self, scope: wgpu::ErrorScopeGuard, what: &str) -> Result<()> {
+        if let Some(err) = pollster::block_on(scope.pop()) {
+            bail!("{} on {}: {err}", what, self.desc.name);
+        }
+        if self.is_lost() {
+            bail!("device lost on {} during {what}", self.desc.name);
+        }
+        Ok(())
+    }
+}
+
+/// An open device with compiled kernels.
+pub struct GpuEngine {
+    gpu: OpenDevice,
+    limits: wgpu::Limits,
+    pipelines: PipelineCache,
+    /// Measured customers/s per kernel, for sizing dispatches.
+    rates: KernelRates,
+    /// Seconds the device spent in the last `run`: summed timestamp queries
+    /// around each pass where the adapter has them, else the host's wait.
+    pub last_device_seconds: f64,
+    /// Whether `last_device_seconds` comes from timestamp queries.
+    pub timestamps: bool,
+}
+
+impl GpuEngine {
+    /// Open an adapter: the named one, or wgpu's high-performance choice
+    /// (hardware before software).
+    pub fn open(choice: &AdapterChoice) -> Result<Self> {
+        let inst = adapter::instance();
+        let adapter = adapter::choose(&inst, choice)?;
+        Self::from_adapter(adapter)
+    }
+
+    fn from_adapter(adapter: wgpu::Adapter) -> Result<Self> {
+        let desc = AdapterDesc::from_info(&adapter.get_info());
+        let limits = adapter.limits();
+        let needed = HIST_BINS * 4;
+        if limits.max_compute_workgroup_storage_size < needed {
+            bail!(
+                "adapter {}: {} bytes of workgroup memory, the kernels need {needed}",
+                desc.name,
+                limits.max_compute_workgroup_storage_size
+            );
+        }
+        // Timestamp queries, where the adapter has them, time each pass on
+        // the device itself (`device_seconds`).
+        let features = adapter.features() & wgpu::Features::TIMESTAMP_QUERY;
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("qsweep"),
+            required_features: features,
+            required_limits: limits.clone(),
+            ..Default::default()
+        }))
+        .with_context(|| format!("adapter {}: cannot open a device", desc.name))?;
+        let lost = Arc::new(AtomicBool::new(false));
+        let lost_flag = lost.clone();
+        device.set_device_lost_callback(move |_, _| lost_flag.store(true, Ordering::SeqCst));
+        let mut engine = Self {
+            gpu: OpenDevice {
+                device,
+                queue,
+                desc,
+                lost,
+            },
+            limits,
+            pipelines: PipelineCache::default(),
+            rates: KernelRates::new(),
+            last_device_seconds: 0.0,
+            timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
+        };
+        // Compile the commonest pipelines now, so a broken driver fails here.
+        for kernel in [Kernel::Lindley, Kernel::KieferWolfowitz] {
+            engine
+                .pipelines
+                .get_or_compile(&engine.gpu.device, Specialization::plain(kernel))?;
+        }
+        Ok(engine)
+    }
+
+    pub fn adapter(&self) -> &AdapterDesc {
+        &self.gpu.desc
+    }
+}
+
+impl Engine for GpuEngine {
+    fn label(&self) -> String {
+        self.gpu.desc.label()
+    }
+
+    fn run(&mut self, batch: &Batch) -> Result<BatchOutput> {
+        if batch.tiles.is_empty() {
+            return Ok(BatchOutput::empty(batch.slots, 0));
+        }
+        plan::check_gpu_limits(batch.params)?;
+        for p in batch.params {
+            self.pipelines
+                .get_or_compile(&self.gpu.device, Specialization::of(p))?;
+        }
+        let plan = BatchPlan::new(batch, &self.limits, &self.rates)?;
+        let buffers = BatchBuffers::create(&self.gpu, batch, &plan)?;
+        self.last_device_seconds = submit::run_passes(
+            &self.gpu,
+            &self.pipelines,
+            &plan,
+            &buffers,
+            &mut self.rates,
+            self.timestamps,
+        )?;
+        readback::batch_output(&self.gpu, batch, &plan, &buffers)
+    }
+}
