@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use anyhow::Result;
 
 use qsweep::analytic;
-use qsweep::backend;
+use qsweep::backend::{self, Backend};
 use qsweep::engine::cpu::CpuEngine;
 use qsweep::engine::gpu::list_adapters;
 use qsweep::engine::Engine;
@@ -17,7 +17,7 @@ use qsweep::plot::{plot_csv, PlotOptions};
 use qsweep::progress::{self, Progress};
 use qsweep::provenance::{self, Invocation, Meta, Status, META_FORMAT};
 use qsweep::resume::{self, scan_csv, Expect, Scanned, Shard};
-use qsweep::spec::{default_out_path, Spec, SweepArgs, BACKENDS, SEED_SOURCE};
+use qsweep::spec::{default_out_path, Spec, SweepArgs, SEED_SOURCE};
 use qsweep::sweep::{self, Interrupted, PointResult, PreparedPoint};
 use qsweep::UsageError;
 
@@ -173,7 +173,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let sample_params: Vec<_> = prepared.iter().map(|p| p.params).collect();
     let sample_params = backend::calibration_sample(&sample_params);
     let chosen = backend::choose_for(
-        &spec.run.backend,
+        spec.run.backend,
         spec.run.adapter.as_deref(),
         spec.run.threads,
         &backend::Sample {
@@ -230,7 +230,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         shard: shard.map(|s| s.to_string()),
         points: in_file,
         points_done: done_before,
-        backend: spec.run.backend.clone(),
+        backend: spec.run.backend.to_string(),
         adapter: spec.run.adapter.clone(),
         run: Invocation {
             command: provenance::command_line(),
@@ -296,7 +296,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let mut new_rows = 0u64;
     let mut labels = vec![first_label.clone()];
     let wall = std::time::Instant::now();
-    let can_fall_back = spec.run.backend == "auto" && first_label != "cpu";
+    let can_fall_back = spec.run.backend == Backend::Auto && first_label != "cpu";
     let threads = spec.run.threads;
     let mut fallback = |e: &anyhow::Error, left: usize| -> Result<Box<dyn Engine>> {
         let cpu = CpuEngine::new(threads);
@@ -558,12 +558,12 @@ fn load_from_meta(path: &Path, a: &SweepArgs) -> Result<(Spec, Option<Shard>, St
     spec.run.out = Some(a.out.clone().unwrap_or(beside));
     if let Some(b) = &a.backend {
         let b = b.trim();
-        if !BACKENDS.contains(&b) {
-            return Err(usage(format!(
-                "--backend: '{b}' is not a valid value; expected one of auto, gpu, cpu"
-            )));
-        }
-        spec.run.backend = b.to_string();
+        spec.run.backend = b.parse().map_err(|_| {
+            usage(format!(
+                "--backend: '{b}' is not a valid value; expected {}",
+                Backend::EXPECTED
+            ))
+        })?;
     }
     if let Some(name) = &a.adapter {
         spec.run.adapter = Some(name.clone());
@@ -905,13 +905,10 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         ))
         .into());
     }
-    if !["auto", "gpu", "cpu"].contains(&args.backend.as_str()) {
-        return Err(qsweep::UsageError(format!(
-            "--backend: '{}' is not a backend; expected one of auto, gpu, cpu",
-            args.backend
-        ))
-        .into());
-    }
+    let backend: Backend = args
+        .backend
+        .parse()
+        .map_err(|e| qsweep::UsageError(format!("--backend: {e}")))?;
     // Refuse an existing --out before measuring anything.
     let mut sink = match &args.out {
         Some(path) => {
@@ -934,16 +931,16 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         None => None,
     };
     let mut gpu = None;
-    if args.backend != "cpu" {
+    if backend != Backend::Cpu {
         match GpuEngine::open(&AdapterChoice {
             name: args.adapter.clone(),
         }) {
             Ok(g) => gpu = Some(g),
-            Err(e) if args.backend == "gpu" => return Err(e),
+            Err(e) if backend == Backend::Gpu => return Err(e),
             Err(e) => eprintln!("qsweep: bench: no GPU engine ({e:#}); measuring the CPU only"),
         }
     }
-    let mut cpu = (args.backend != "gpu").then(|| CpuEngine::new(args.threads));
+    let mut cpu = (backend != Backend::Gpu).then(|| CpuEngine::new(args.threads));
     // Each backend's peak arithmetic rate, for the fraction of peak.
     let peak_seconds = args.seconds.min(1.0);
     let cpu_peak = cpu
