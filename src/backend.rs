@@ -4,17 +4,75 @@
 //! adapter (lavapipe, WARP, SwiftShader) it measures both engines on a small
 //! calibration batch and takes the faster; with none it uses the CPU. The
 //! choice and its reason are reported in one line.
+//!
+//! [`Backend`] is the one place the three names are spelled: the spec's
+//! `[run] backend`, `qsweep bench --backend` and `--from-meta` all parse them
+//! here.
 
+use std::fmt;
+use std::str::FromStr;
 use std::time::Instant;
 
 use anyhow::Result;
 
-use crate::contract::{Kernel, Law, LawKind, PointParams, Thinning};
+use crate::contract::PointParams;
 use crate::engine::cpu::CpuEngine;
 use crate::engine::gpu::{list_adapters, AdapterChoice, GpuEngine};
 use crate::engine::schedule::tiles_for_point;
 use crate::engine::{Batch, Engine};
-use crate::UsageError;
+
+/// Which engine a run asks for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Backend {
+    /// A hardware GPU if there is one; otherwise the faster of the CPU and a
+    /// software GPU adapter, measured; otherwise the CPU.
+    #[default]
+    Auto,
+    /// The GPU engine, or an error if no adapter opens.
+    Gpu,
+    /// The CPU engine.
+    Cpu,
+}
+
+impl Backend {
+    /// Every backend, in the order messages list them.
+    pub const ALL: [Backend; 3] = [Backend::Auto, Backend::Gpu, Backend::Cpu];
+    /// What a valid backend is, for `expected ...` in messages (the names of
+    /// [`Backend::ALL`]; a unit test keeps the two in step).
+    pub const EXPECTED: &'static str = "one of auto, gpu, cpu";
+
+    /// The name users write: `auto`, `gpu` or `cpu`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Auto => "auto",
+            Backend::Gpu => "gpu",
+            Backend::Cpu => "cpu",
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A name that is not one of [`Backend::ALL`] (names are exact: no case
+/// folding, no trimming).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("'{0}' is not a backend; expected {exp}", exp = Backend::EXPECTED)]
+pub struct UnknownBackend(pub String);
+
+impl FromStr for Backend {
+    type Err = UnknownBackend;
+
+    fn from_str(s: &str) -> Result<Backend, UnknownBackend> {
+        Backend::ALL
+            .into_iter()
+            .find(|b| b.name() == s)
+            .ok_or_else(|| UnknownBackend(s.to_string()))
+    }
+}
 
 /// An opened engine and why it was chosen.
 pub struct Chosen {
@@ -22,8 +80,8 @@ pub struct Chosen {
     pub reason: String,
 }
 
-/// Points `auto` calibrates on: the sweep's own (see [`calibration_sample`]),
-/// or the built-in M/M/1 + M/M/8 pair when empty.
+/// Points `auto` calibrates on: the sweep's own (see [`calibration_sample`]);
+/// a sweep has at least one point, so the sample is never empty.
 pub struct Sample<'a> {
     pub params: &'a [PointParams],
     pub table: &'a [f32],
@@ -55,23 +113,10 @@ pub fn calibration_sample(points: &[PointParams]) -> Vec<PointParams> {
     out
 }
 
-/// Open the engine `backend` asks for.
-pub fn choose(backend: &str, adapter: Option<&str>, threads: usize) -> Result<Chosen> {
-    choose_for(
-        backend,
-        adapter,
-        threads,
-        &Sample {
-            params: &[],
-            table: &[0.0],
-        },
-    )
-}
-
-/// [`choose`], with `auto` measuring both engines on `sample` (the sweep's
-/// own points) when only a software adapter exists.
+/// Opens the engine `backend` asks for, with `auto` measuring both engines
+/// on `sample` (the sweep's own points) when only a software adapter exists.
 pub fn choose_for(
-    backend: &str,
+    backend: Backend,
     adapter: Option<&str>,
     threads: usize,
     sample: &Sample,
@@ -80,25 +125,21 @@ pub fn choose_for(
         name: adapter.map(str::to_string),
     };
     match backend {
-        "cpu" => Ok(Chosen {
+        Backend::Cpu => Ok(Chosen {
             reason: format!(
                 "cpu ({} threads; --backend cpu)",
                 CpuEngine::new(threads).threads
             ),
             engine: Box::new(CpuEngine::new(threads)),
         }),
-        "gpu" => {
+        Backend::Gpu => {
             let gpu = GpuEngine::open(&choice)?;
             Ok(Chosen {
                 reason: format!("gpu {} (--backend gpu)", gpu.label()),
                 engine: Box::new(gpu),
             })
         }
-        "auto" => auto(&choice, threads, sample),
-        other => Err(UsageError(format!(
-            "backend: '{other}' is not a backend; expected one of auto, gpu, cpu"
-        ))
-        .into()),
+        Backend::Auto => auto(&choice, threads, sample),
     }
 }
 
@@ -132,14 +173,10 @@ fn auto(choice: &AdapterChoice, threads: usize, sample: &Sample) -> Result<Chose
     }
     // Only a software adapter: measure both.
     let mut cpu = cpu;
-    let (cpu_rate, gpu_rate) = if sample.params.is_empty() {
-        (calibrate(&mut cpu)?, calibrate(&mut gpu)?)
-    } else {
-        (
-            calibrate_on(&mut cpu, sample)?,
-            calibrate_on(&mut gpu, sample)?,
-        )
-    };
+    let (cpu_rate, gpu_rate) = (
+        calibrate_on(&mut cpu, sample)?,
+        calibrate_on(&mut gpu, sample)?,
+    );
     let detail = format!(
         "software adapter '{}' measured {:.2e} customers/s, CPU engine ({} threads) {:.2e}",
         gpu.adapter().name,
@@ -189,48 +226,28 @@ pub fn calibrate_on(engine: &mut dyn Engine, sample: &Sample) -> Result<f64> {
     Ok(customers / secs)
 }
 
-/// Customers/s of `engine` on a small mixed batch (one M/M/1 point, one
-/// M/M/8 point), after a warm-up call.
-pub fn calibrate(engine: &mut dyn Engine) -> Result<f64> {
-    let exp = |mean: f32| Law {
-        kind: LawKind::Exp.code(),
-        p: [mean, 0.0, 0.0, 0.0],
-        scale: 1.0,
-        lo: 0.0,
-        hi: f32::MAX,
-        ..Law::default()
-    };
-    let point = |index: u32, k: u32, servers: u32, service_mean: f32| PointParams {
-        arrival: exp(1.0),
-        service: exp(service_mean),
-        kernel: k,
-        thinning: Thinning::None.code(),
-        servers,
-        route_n: 1,
-        customers: 20_000,
-        warmup: 0,
-        seed_lo: 1,
-        point_index: index,
-        inv_hist_scale: 1.0 / service_mean,
-        ..PointParams::default()
-    };
-    let params = [
-        point(0, Kernel::Lindley.code(), 1, 0.9),
-        point(1, Kernel::KieferWolfowitz.code(), 8, 7.2),
-    ];
-    let reps = 256;
-    let (mut tiles, s0) = tiles_for_point(0, reps, 0);
-    let (t1, s1) = tiles_for_point(1, reps, s0);
-    tiles.extend(t1);
-    let batch = Batch {
-        params: &params,
-        tiles: &tiles,
-        table: &[0.0],
-        slots: s0 + s1,
-    };
-    engine.run(&batch)?;
-    let started = Instant::now();
-    engine.run(&batch)?;
-    let secs = started.elapsed().as_secs_f64().max(1e-9);
-    Ok(2.0 * f64::from(reps) * 20_000.0 / secs)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_back_and_expected_lists_them_all() {
+        for b in Backend::ALL {
+            assert_eq!(b.to_string().parse::<Backend>(), Ok(b));
+        }
+        let names: Vec<&str> = Backend::ALL.iter().map(|b| b.name()).collect();
+        assert_eq!(Backend::EXPECTED, format!("one of {}", names.join(", ")));
+        assert_eq!(Backend::default(), Backend::Auto);
+    }
+
+    #[test]
+    fn unknown_names_are_refused_exactly() {
+        for bad in ["tpu", "GPU", " cpu", ""] {
+            let e = bad.parse::<Backend>().unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!("'{bad}' is not a backend; expected one of auto, gpu, cpu")
+            );
+        }
+    }
 }

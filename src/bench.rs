@@ -270,7 +270,7 @@ pub fn measure_for(engine: &mut dyn Engine, case: &BenchCase, seconds: f64) -> R
 /// What `qsweep bench` measures.
 pub struct BenchOptions {
     /// `auto` (the CPU and the GPU when one opens), `gpu` or `cpu`.
-    pub backend: String,
+    pub backend: crate::backend::Backend,
     /// Only the GPU adapter whose name contains this.
     pub adapter: Option<String>,
     /// Seconds each timed measurement should last, at least.
@@ -288,12 +288,6 @@ impl BenchOptions {
             return Err(crate::UsageError(format!(
                 "--seconds: '{}' is not valid; expected a positive number",
                 self.seconds
-            )));
-        }
-        if !["auto", "gpu", "cpu"].contains(&self.backend.as_str()) {
-            return Err(crate::UsageError(format!(
-                "--backend: '{}' is not a backend; expected one of auto, gpu, cpu",
-                self.backend
             )));
         }
         Ok(())
@@ -318,16 +312,17 @@ pub fn run(opts: &BenchOptions, on_case: &mut dyn FnMut(&BenchRow)) -> Result<Be
     use crate::engine::gpu::{AdapterChoice, GpuEngine, Specialization};
     opts.check()?;
     let mut gpu = None;
-    if opts.backend != "cpu" {
+    use crate::backend::Backend;
+    if opts.backend != Backend::Cpu {
         match GpuEngine::open(&AdapterChoice {
             name: opts.adapter.clone(),
         }) {
             Ok(g) => gpu = Some(g),
-            Err(e) if opts.backend == "gpu" => return Err(e),
+            Err(e) if opts.backend == Backend::Gpu => return Err(e),
             Err(e) => eprintln!("qsweep: bench: no GPU engine ({e:#}); measuring the CPU only"),
         }
     }
-    let mut cpu = (opts.backend != "gpu").then(|| CpuEngine::new(opts.threads));
+    let mut cpu = (opts.backend != Backend::Gpu).then(|| CpuEngine::new(opts.threads));
     // Each backend's peak arithmetic rate, for the fraction of peak.
     let peak_seconds = opts.seconds.min(1.0);
     let cpu_peak = cpu

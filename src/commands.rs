@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use qsweep::analytic;
-use qsweep::backend;
+use qsweep::backend::{self, Backend};
 use qsweep::engine::cpu::CpuEngine;
 use qsweep::engine::gpu::list_adapters;
 use qsweep::engine::Engine;
@@ -58,7 +58,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     };
     let run = session.spec.run.clone();
     let chosen = backend::choose_for(
-        &run.backend,
+        run.backend,
         run.adapter.as_deref(),
         run.threads,
         &backend::Sample {
@@ -88,7 +88,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         ));
         Ok(Box::new(cpu))
     };
-    let can_fall_back = run.backend == "auto" && first_label != "cpu";
+    let can_fall_back = run.backend == Backend::Auto && first_label != "cpu";
     let result = resume::run_surviving(
         todo,
         &table,
@@ -402,7 +402,10 @@ pub struct BenchArgs {
 /// `qsweep bench`: customers/s per policy and backend, in one run.
 pub fn bench(args: &BenchArgs) -> Result<()> {
     let opts = qsweep::bench::BenchOptions {
-        backend: args.backend.clone(),
+        backend: args
+            .backend
+            .parse()
+            .map_err(|e| qsweep::UsageError(format!("--backend: {e}")))?,
         adapter: args.adapter.clone(),
         seconds: args.seconds,
         threads: args.threads,

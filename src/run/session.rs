@@ -20,10 +20,11 @@ use anyhow::Result;
 use super::point::{baseline, PointResult, PreparedPoint};
 use super::resume::{scan_csv, truncate, Expect, Scanned, Shard};
 use super::rounds::Interrupted;
+use crate::backend::Backend;
 use crate::output::{num, CsvSink, Row};
 use crate::progress;
 use crate::provenance::{self, Invocation, Meta, Status, META_FORMAT};
-use crate::spec::{default_out_path, Spec, SweepArgs, BACKENDS};
+use crate::spec::{default_out_path, Spec, SweepArgs};
 use crate::stats::{PointStats, P99};
 use crate::UsageError;
 
@@ -284,7 +285,7 @@ impl Session {
             shard: self.shard.map(|s| s.to_string()),
             points: self.in_file,
             points_done: self.done_before,
-            backend: self.spec.run.backend.clone(),
+            backend: self.spec.run.backend.to_string(),
             adapter: self.spec.run.adapter.clone(),
             run: Invocation {
                 command: provenance::command_line(),
@@ -560,12 +561,12 @@ fn load_from_meta(path: &Path, a: &SweepArgs) -> Result<(Spec, Option<Shard>, St
     spec.run.out = Some(a.out.clone().unwrap_or(beside));
     if let Some(b) = &a.backend {
         let b = b.trim();
-        if !BACKENDS.contains(&b) {
-            return Err(usage(format!(
-                "--backend: '{b}' is not a valid value; expected one of auto, gpu, cpu"
-            )));
-        }
-        spec.run.backend = b.to_string();
+        spec.run.backend = b.parse().map_err(|_| {
+            usage(format!(
+                "--backend: '{b}' is not a valid value; expected {}",
+                Backend::EXPECTED
+            ))
+        })?;
     }
     if let Some(name) = &a.adapter {
         spec.run.adapter = Some(name.clone());

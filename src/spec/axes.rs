@@ -1,0 +1,335 @@
+//! The `[sweep]` table: the axes whose product is the grid.
+//!
+//! Each axis (routing, choices, routers, servers, workers, arrival, the load
+//! as lambda or rho, service) is a list in the spec file (a scalar means a
+//! one-element list) or a comma-separated, repeatable flag. Each element is
+//! checked here, with the messages' `expected ...` texts below; [`Axes`]
+//! holds what one source gave before [`Axes::finish`] fills the defaults
+//! and refuses the axes that have none.
+
+use std::path::Path;
+
+use toml::de::{DeTable, DeValue};
+use toml::Spanned;
+
+use super::flags::{flag_list, split_flag};
+use super::settings::{is_run_key, RunSettings};
+use super::values::{
+    count, de_float, de_int, entries_in_order, invalid, positive, quote, show, str_int, FileCtx,
+    Loc,
+};
+use super::{Load, Spec, SpecError, SweepArgs};
+use crate::dist::{Dist, Role};
+use crate::routing::Routing;
+
+/// Keys of the `[sweep]` table, in grid nesting order (outermost first;
+/// `lambda` and `rho` are the two spellings of the load axis).
+pub const SWEEP_KEYS: [&str; 9] = [
+    "routing", "choices", "routers", "servers", "workers", "arrival", "lambda", "rho", "service",
+];
+/// Default of the `choices` axis (power of two choices).
+pub const DEFAULT_CHOICES: u32 = 2;
+/// Default of the `routers` axis.
+pub const DEFAULT_ROUTERS: u32 = 1;
+
+const EXPECT_ROUTING: &str = "one of random, round_robin, central, jsq, pod, jiq, lwl";
+const EXPECT_CHOICES: &str = "integers from 1 to 32 (servers sampled per request by pod)";
+const EXPECT_ROUTERS: &str =
+    "integers from 1 to 1024 (routers that each see only their own requests)";
+const EXPECT_COUNT: &str = "integers >= 1";
+const EXPECT_RATE: &str = "finite numbers > 0 (arrival rates, requests per second)";
+const EXPECT_RHO: &str = "finite numbers > 0 (target utilisation per server)";
+
+/// The axes one source gave (`None`: not given), before defaults.
+#[derive(Default)]
+pub(super) struct Axes {
+    routing: Option<Vec<Routing>>,
+    choices: Option<Vec<u32>>,
+    routers: Option<Vec<u32>>,
+    servers: Option<Vec<u32>>,
+    workers: Option<Vec<u32>>,
+    arrival: Option<Vec<Dist>>,
+    load: Option<Vec<Load>>,
+    service: Option<Vec<Dist>>,
+}
+
+fn choices_value(i: i128) -> Option<u32> {
+    count(i).filter(|&n| n <= crate::contract::dispatch::MAX_CHOICES)
+}
+
+fn routers_value(i: i128) -> Option<u32> {
+    count(i).filter(|&n| n <= crate::contract::dispatch::MAX_ROUTERS)
+}
+
+/// The elements of an axis: a list, or a scalar meaning a one-element list.
+fn axis_items<'a, 'i>(
+    v: &'a Spanned<DeValue<'i>>,
+    loc: &Loc,
+    expected: &str,
+) -> Result<Vec<&'a Spanned<DeValue<'i>>>, SpecError> {
+    match v.get_ref() {
+        DeValue::Array(items) if items.is_empty() => {
+            Err(loc.err(format!("empty list; expected at least one of {expected}")))
+        }
+        DeValue::Array(items) => Ok(items.iter().collect()),
+        _ => Ok(vec![v]),
+    }
+}
+
+impl Axes {
+    /// Reads the spec file's `[sweep]` table, in file order.
+    pub(super) fn read_toml(
+        &mut self,
+        ctx: &FileCtx<'_>,
+        table: &DeTable<'_>,
+    ) -> Result<(), SpecError> {
+        let mut load_key: Option<(&'static str, usize)> = None;
+        for (k, v) in entries_in_order(table) {
+            let key: &str = k.get_ref();
+            let loc = ctx.loc(k.span(), "sweep", key);
+            let elem_loc = |e: &Spanned<DeValue<'_>>| ctx.loc(e.span(), "sweep", key);
+            match key {
+                "routing" => {
+                    let mut out = Vec::new();
+                    for e in axis_items(v, &loc, EXPECT_ROUTING)? {
+                        let r = match e.get_ref() {
+                            DeValue::String(s) => s.parse::<Routing>(),
+                            other => Err(invalid(&show(other), EXPECT_ROUTING)),
+                        };
+                        out.push(r.map_err(|m| elem_loc(e).err(m))?);
+                    }
+                    self.routing = Some(out);
+                }
+                "servers" | "workers" => {
+                    let mut out = Vec::new();
+                    for e in axis_items(v, &loc, EXPECT_COUNT)? {
+                        let n = de_int(e.get_ref()).and_then(count).ok_or_else(|| {
+                            elem_loc(e).err(invalid(&show(e.get_ref()), EXPECT_COUNT))
+                        })?;
+                        out.push(n);
+                    }
+                    if key == "servers" {
+                        self.servers = Some(out);
+                    } else {
+                        self.workers = Some(out);
+                    }
+                }
+                "choices" | "routers" => {
+                    let (expected, parse): (_, fn(i128) -> Option<u32>) = if key == "choices" {
+                        (EXPECT_CHOICES, choices_value)
+                    } else {
+                        (EXPECT_ROUTERS, routers_value)
+                    };
+                    let mut out = Vec::new();
+                    for e in axis_items(v, &loc, expected)? {
+                        let n = de_int(e.get_ref()).and_then(parse).ok_or_else(|| {
+                            elem_loc(e).err(invalid(&show(e.get_ref()), expected))
+                        })?;
+                        out.push(n);
+                    }
+                    if key == "choices" {
+                        self.choices = Some(out);
+                    } else {
+                        self.routers = Some(out);
+                    }
+                }
+                "lambda" | "rho" => {
+                    let (name, expected): (&'static str, _) = if key == "lambda" {
+                        ("lambda", EXPECT_RATE)
+                    } else {
+                        ("rho", EXPECT_RHO)
+                    };
+                    if let Some((other, line)) = load_key {
+                        return Err(loc.err(format!(
+                            "given together with {other} (line {line}); expected exactly one of \
+                             lambda or rho"
+                        )));
+                    }
+                    load_key = Some((name, ctx.line(k.span())));
+                    let mut out = Vec::new();
+                    for e in axis_items(v, &loc, expected)? {
+                        let x = de_float(e.get_ref()).and_then(positive).ok_or_else(|| {
+                            elem_loc(e).err(invalid(&show(e.get_ref()), expected))
+                        })?;
+                        out.push(if name == "lambda" {
+                            Load::Lambda(x)
+                        } else {
+                            Load::Rho(x)
+                        });
+                    }
+                    self.load = Some(out);
+                }
+                "arrival" | "service" => {
+                    let role = if key == "arrival" {
+                        Role::Arrival
+                    } else {
+                        Role::Service
+                    };
+                    let expected = "distribution strings such as \"exp\" or \
+                                    \"weibull(shape=0.46,median=0.05)\"";
+                    let mut out = Vec::new();
+                    for e in axis_items(v, &loc, expected)? {
+                        let d = match e.get_ref() {
+                            DeValue::String(s) => Dist::parse(s, role, ctx.base_dir)
+                                .map_err(|err| elem_loc(e).dist_err(&err.to_string()))?,
+                            other => return Err(elem_loc(e).err(invalid(&show(other), expected))),
+                        };
+                        out.push(d);
+                    }
+                    if role == Role::Arrival {
+                        self.arrival = Some(out);
+                    } else {
+                        self.service = Some(out);
+                    }
+                }
+                _ => {
+                    let hint = if is_run_key(key) {
+                        format!(" ({key} belongs in [run])")
+                    } else {
+                        String::new()
+                    };
+                    return Err(ctx.err(
+                        k.span(),
+                        format!(
+                            "[sweep] unknown key '{key}'; expected one of {}{hint}",
+                            SWEEP_KEYS.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies the axis flags that were given, each replacing the whole
+    /// axis; relative `file=` paths in flag values resolve against `cwd`.
+    pub(super) fn apply_flags(&mut self, a: &SweepArgs, cwd: &Path) -> Result<(), SpecError> {
+        if let Some(v) = flag_list("routing", &a.routing, EXPECT_ROUTING, |s| s.parse())? {
+            self.routing = Some(v);
+        }
+        let counts = |s: &str| {
+            str_int(s)
+                .and_then(count)
+                .ok_or_else(|| invalid(&quote(s), EXPECT_COUNT))
+        };
+        if let Some(v) = flag_list("servers", &a.servers, EXPECT_COUNT, counts)? {
+            self.servers = Some(v);
+        }
+        if let Some(v) = flag_list("workers", &a.workers, EXPECT_COUNT, counts)? {
+            self.workers = Some(v);
+        }
+        let choices = |s: &str| {
+            str_int(s)
+                .and_then(choices_value)
+                .ok_or_else(|| invalid(&quote(s), EXPECT_CHOICES))
+        };
+        if let Some(v) = flag_list("choices", &a.choices, EXPECT_CHOICES, choices)? {
+            self.choices = Some(v);
+        }
+        let routers = |s: &str| {
+            str_int(s)
+                .and_then(routers_value)
+                .ok_or_else(|| invalid(&quote(s), EXPECT_ROUTERS))
+        };
+        if let Some(v) = flag_list("routers", &a.routers, EXPECT_ROUTERS, routers)? {
+            self.routers = Some(v);
+        }
+        let dist_expected = "distribution strings such as exp or weibull(shape=0.46,median=0.05)";
+        for (flag, role, values) in [
+            ("arrival", Role::Arrival, &a.arrival),
+            ("service", Role::Service, &a.service),
+        ] {
+            let Some(items) = split_flag(flag, values, dist_expected)? else {
+                continue;
+            };
+            let mut out = Vec::new();
+            for s in items {
+                out.push(
+                    Dist::parse(&s, role, cwd)
+                        .map_err(|e| Loc::Flag(flag).dist_err(&e.to_string()))?,
+                );
+            }
+            if role == Role::Arrival {
+                self.arrival = Some(out);
+            } else {
+                self.service = Some(out);
+            }
+        }
+        let lambda = flag_list("lambda", &a.lambda, EXPECT_RATE, |s| {
+            parse_positive(s, EXPECT_RATE).map(Load::Lambda)
+        })?;
+        let rho = flag_list("rho", &a.rho, EXPECT_RHO, |s| {
+            parse_positive(s, EXPECT_RHO).map(Load::Rho)
+        })?;
+        match (lambda, rho) {
+            (Some(_), Some(_)) => {
+                return Err(Loc::Flag("rho").err(
+                    "given together with --lambda; expected exactly one of --lambda or --rho",
+                ))
+            }
+            (Some(v), None) | (None, Some(v)) => self.load = Some(v),
+            (None, None) => {}
+        }
+        Ok(())
+    }
+
+    /// Fills defaults and insists on the axes that have none, which are
+    /// reported at `at` (`spec.toml:1: [sweep]`); the default arrival law
+    /// resolves in `base_dir`.
+    pub(super) fn finish(
+        self,
+        at: &str,
+        base_dir: &Path,
+        run: RunSettings,
+        source: String,
+    ) -> Result<Spec, SpecError> {
+        let missing = |key: &str, what: &str| {
+            SpecError(format!(
+                "{at} {key}: missing; expected {what} (or pass --{key})"
+            ))
+        };
+        let routing = self.routing.ok_or_else(|| {
+            missing(
+                "routing",
+                "a list of random, round_robin, central, jsq, pod, jiq, lwl",
+            )
+        })?;
+        let servers = self
+            .servers
+            .ok_or_else(|| missing("servers", "a list of integers >= 1"))?;
+        let load = self.load.ok_or_else(|| {
+            SpecError(format!(
+                "{at} lambda/rho: missing; expected exactly one of lambda (arrival rates) or rho \
+                 (target utilisations) (or pass --lambda or --rho)"
+            ))
+        })?;
+        let service = self
+            .service
+            .ok_or_else(|| missing("service", "a list of service-time distributions"))?;
+        let arrival = match self.arrival {
+            Some(a) => a,
+            None => vec![Dist::parse("exp", Role::Arrival, base_dir)
+                .map_err(|e| SpecError(format!("{at} arrival: default 'exp': {e}")))?],
+        };
+        Ok(Spec {
+            routing,
+            choices: self.choices.unwrap_or_else(|| vec![DEFAULT_CHOICES]),
+            routers: self.routers.unwrap_or_else(|| vec![DEFAULT_ROUTERS]),
+            servers,
+            workers: self.workers.unwrap_or_else(|| vec![1]),
+            arrival,
+            load,
+            service,
+            run,
+            source,
+        })
+    }
+}
+
+fn parse_positive(s: &str, expected: &str) -> Result<f64, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .and_then(positive)
+        .ok_or_else(|| invalid(&quote(s), expected))
+}

@@ -1,0 +1,133 @@
+//! The flags of `qsweep run` and `qsweep analytic`, and reading list flags.
+//!
+//! [`SweepArgs`] declares one flag per `[sweep]` axis and per `[run]`
+//! setting (clap derive: its doc comments are the `--help` text). Axis flags
+//! take comma-separated lists and may repeat (`--servers 1,2 --servers 4`);
+//! [`flag_list`] splits and parses them. Each flag replaces the whole axis or
+//! setting of the spec file. A unit test checks that the `[run]` flags here
+//! and the settings table ([`super::settings`]) name the same settings.
+
+use std::path::PathBuf;
+
+use super::values::Loc;
+use super::SpecError;
+use crate::dist::split_list;
+
+/// Flags of `qsweep run`: one per axis and setting, each overriding the spec
+/// file (or the built-in default study).
+#[derive(clap::Args, Debug, Default, Clone)]
+pub struct SweepArgs {
+    /// Sweep spec (TOML). Without it the built-in default study
+    /// (data/seed.toml) runs, with any flags applied on top.
+    #[arg(value_name = "SPEC")]
+    pub spec: Option<PathBuf>,
+    /// Routing policies: random, round_robin, central, jsq, pod, jiq, lwl [list]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub routing: Vec<String>,
+    /// Servers sampled per request by pod (power of d choices) [list of 1..=32; default 2]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub choices: Vec<String>,
+    /// Routers, each seeing only its own requests (central, jsq, pod, jiq) [list of 1..=1024; default 1]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub routers: Vec<String>,
+    /// Dynos (servers) behind the load balancer [list of integers >= 1]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub servers: Vec<String>,
+    /// Workers per dyno [list of integers >= 1; default 1]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub workers: Vec<String>,
+    /// Interarrival laws, rescaled to mean 1/lambda at each point [list; default exp]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub arrival: Vec<String>,
+    /// Arrival rates, requests/s (replaces the spec's lambda or rho) [list]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub lambda: Vec<String>,
+    /// Target utilisations: lambda = rho·servers·workers/E[S] (replaces the spec's lambda or rho) [list]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub rho: Vec<String>,
+    /// Service-time laws, e.g. 'weibull(shape=0.46,median=0.05,min=0.01,max=30)' [list]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub service: Vec<String>,
+    /// Replications per point [overrides the spec; 1024 if it has none]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub reps: Option<String>,
+    /// Customers recorded per replication [overrides the spec; 100000 if it has none]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub customers: Option<String>,
+    /// Customers discarded first in each replication, or auto (MSER-5 on a pilot run, per point) [overrides the spec; 10000 if it has none]
+    #[arg(long, value_name = "N|auto", allow_hyphen_values = true)]
+    pub warmup: Option<String>,
+    /// Add replications in rounds until the 95% CIs of mean and p99 wait are within P × the estimate (e.g. 0.01) [--reps is the first round]
+    #[arg(long, value_name = "P", allow_hyphen_values = true)]
+    pub precision: Option<String>,
+    /// With --precision: stop adding replications at this many customers per point, warm-up included [default 1e10]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub max_customers: Option<String>,
+    /// Master random seed [overrides the spec; 1 if it has none]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub seed: Option<String>,
+    /// CSV output path [default: qsweep-results.csv, or -2, -3 ... if taken]
+    #[arg(long, short = 'o', value_name = "CSV")]
+    pub out: Option<PathBuf>,
+    /// CPU threads, 0 = all cores [default 0]
+    #[arg(long, short = 'j', value_name = "N", allow_hyphen_values = true)]
+    pub threads: Option<String>,
+    /// Simulate points with rho >= 1 instead of refusing them
+    #[arg(long)]
+    pub allow_unstable: bool,
+    /// Overwrite the output file if it exists
+    #[arg(long)]
+    pub force: bool,
+    /// Engine: auto, gpu or cpu [default auto]
+    #[arg(long, value_name = "auto|gpu|cpu")]
+    pub backend: Option<String>,
+    /// Use the GPU adapter whose name contains this
+    #[arg(long, value_name = "NAME")]
+    pub adapter: Option<String>,
+}
+
+/// All items of a repeatable, comma-separated list flag (`None`: not given).
+pub(super) fn split_flag(
+    flag: &'static str,
+    values: &[String],
+    expected: &str,
+) -> Result<Option<Vec<String>>, SpecError> {
+    if values.is_empty() {
+        return Ok(None);
+    }
+    let mut items = Vec::new();
+    for v in values {
+        // split_list's messages already say what is expected.
+        let parts = split_list(v).map_err(|e| Loc::Flag(flag).err(e))?;
+        for p in parts {
+            let p = p.trim();
+            if p.is_empty() {
+                return Err(Loc::Flag(flag).err(format!(
+                    "empty item in '{v}'; expected a comma-separated list of {expected}"
+                )));
+            }
+            items.push(p.to_string());
+        }
+    }
+    if items.is_empty() {
+        return Err(Loc::Flag(flag).err(format!("empty list; expected at least one of {expected}")));
+    }
+    Ok(Some(items))
+}
+
+/// A repeatable, comma-separated list flag, each item parsed (`None`: not given).
+pub(super) fn flag_list<T>(
+    flag: &'static str,
+    values: &[String],
+    expected: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<Option<Vec<T>>, SpecError> {
+    let Some(items) = split_flag(flag, values, expected)? else {
+        return Ok(None);
+    };
+    items
+        .iter()
+        .map(|s| parse(s).map_err(|m| Loc::Flag(flag).err(m)))
+        .collect::<Result<Vec<T>, _>>()
+        .map(Some)
+}

@@ -1,0 +1,274 @@
+//! The grid: expanding a [`Spec`]'s axes into [`GridPoint`]s, and the checks
+//! that need whole points.
+//!
+//! A point's arrival rate depends on its load kind (lambda, or rho times the
+//! capacity over the mean service time), so some mistakes only show once the
+//! axes are multiplied out: an unstable point, a rate the engines' f32
+//! cannot hold, a dynamic policy with multi-worker servers. They are refused
+//! here, naming the point (`point 3 (routing=random servers=51 lambda=160)`).
+
+use std::fmt::Write as _;
+
+use super::axes::DEFAULT_ROUTERS;
+use super::{GridPoint, Load, Spec, SpecError};
+use crate::dist::Dist;
+use crate::routing::Routing;
+
+/// Arrival rates a point may have (per second): the engines work in f32, so
+/// the mean interarrival time 1/lambda must be a normal f32 with room to spare.
+pub const LAMBDA_RANGE: (f64, f64) = (1e-30, 1e30);
+
+impl Spec {
+    /// Number of grid points (saturating).
+    pub fn point_count(&self) -> u64 {
+        let per_routing = self.routing.iter().fold(0u64, |n, r| {
+            let choices = if r.takes_choices() {
+                self.choices.len()
+            } else {
+                1
+            };
+            let routers = if r.takes_routers() {
+                self.routers.len()
+            } else {
+                1
+            };
+            n.saturating_add((choices as u64).saturating_mul(routers as u64))
+        });
+        [
+            self.servers.len(),
+            self.workers.len(),
+            self.arrival.len(),
+            self.load.len(),
+            self.service.len(),
+        ]
+        .iter()
+        .fold(per_routing, |n, &len| n.saturating_mul(len as u64))
+    }
+
+    /// The grid in nesting order: routing (outermost), choices, routers,
+    /// servers, workers, arrival, load, service (innermost). `choices` only
+    /// multiplies `pod` points and `routers` only `central`, `jsq`, `pod` and
+    /// `jiq` points; for the other policies those axes collapse to one point
+    /// (choices `None`, routers 1). Call it on a validated spec (as
+    /// [`Spec::load`] returns): rescaling the arrival law needs a sane lambda.
+    pub fn points(&self) -> Vec<GridPoint> {
+        self.cells()
+            .into_iter()
+            .map(|c| GridPoint {
+                index: c.index,
+                routing: c.routing,
+                choices: c.choices,
+                routers: c.routers,
+                servers: c.servers,
+                workers: c.workers,
+                arrival: c.arrival.with_mean(1.0 / c.lambda),
+                arrival_text: c.arrival.text().to_string(),
+                lambda: c.lambda,
+                service: c.service.clone(),
+                rho: c.rho,
+                stable: c.rho < 1.0,
+            })
+            .collect()
+    }
+
+    /// The grid with each point's lambda and rho, arrival laws not rescaled.
+    fn cells(&self) -> Vec<Cell<'_>> {
+        let mut cells = Vec::new();
+        let one_routers = [DEFAULT_ROUTERS];
+        for &routing in &self.routing {
+            let choices: Vec<Option<u32>> = if routing.takes_choices() {
+                self.choices.iter().map(|&d| Some(d)).collect()
+            } else {
+                vec![None]
+            };
+            let routers: &[u32] = if routing.takes_routers() {
+                &self.routers
+            } else {
+                &one_routers
+            };
+            for (&choices, &routers) in choices
+                .iter()
+                .flat_map(|c| routers.iter().map(move |k| (c, k)))
+            {
+                for &servers in &self.servers {
+                    for &workers in &self.workers {
+                        for arrival in &self.arrival {
+                            for &load in &self.load {
+                                for service in &self.service {
+                                    let capacity = f64::from(servers) * f64::from(workers);
+                                    let mean_service = service.mean();
+                                    let (lambda, rho) = match load {
+                                        Load::Lambda(l) => (l, l * mean_service / capacity),
+                                        Load::Rho(r) => (r * capacity / mean_service, r),
+                                    };
+                                    cells.push(Cell {
+                                        index: cells.len() as u32,
+                                        routing,
+                                        choices,
+                                        routers,
+                                        servers,
+                                        workers,
+                                        arrival,
+                                        service,
+                                        lambda,
+                                        rho,
+                                    });
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        cells
+    }
+
+    /// Refuses points with rho >= 1 unless `allow_unstable`, points whose
+    /// arrival rate is outside [`LAMBDA_RANGE`] (a rho can imply one), and
+    /// points whose central queue would have more than `u32::MAX` servers.
+    pub fn validate_points(&self) -> Result<(), SpecError> {
+        for &s in &self.servers {
+            for &w in &self.workers {
+                if s.checked_mul(w).is_none() {
+                    return Err(SpecError(format!(
+                        "[sweep] servers × workers = {s} × {w} is too large; expected a product \
+                         <= {}",
+                        u32::MAX
+                    )));
+                }
+            }
+        }
+        let (lo, hi) = LAMBDA_RANGE;
+        for c in self.cells() {
+            let what = || {
+                self.describe_parts(
+                    c.routing,
+                    c.choices,
+                    c.routers,
+                    c.servers,
+                    c.workers,
+                    c.arrival.text(),
+                    c.lambda,
+                    c.service.text(),
+                )
+            };
+            if c.workers > 1 && c.routing.is_dynamic(c.routers) {
+                let which = if c.routing == Routing::Central {
+                    "central with routers > 1".to_string()
+                } else {
+                    c.routing.to_string()
+                };
+                return Err(SpecError(format!(
+                    "point {} ({}): {which} dispatches to single-worker FIFO servers; expected \
+                     workers = 1 with jsq, pod, jiq, lwl and central with routers > 1 (model \
+                     a dyno of w workers as w servers)",
+                    c.index,
+                    what()
+                )));
+            }
+            if !(lo..=hi).contains(&c.lambda) {
+                return Err(SpecError(format!(
+                    "point {} ({}): lambda is out of range; expected arrival rates from {lo:e} \
+                     to {hi:e} per second",
+                    c.index,
+                    what()
+                )));
+            }
+            if c.rho >= 1.0 && !self.run.allow_unstable {
+                return Err(SpecError(format!(
+                    "point {} ({}): unstable, rho = {:.3} >= 1; lower lambda or rho, add \
+                     servers, or pass --allow-unstable",
+                    c.index,
+                    what(),
+                    c.rho
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// `routing=random servers=51 lambda=160`, plus workers, arrival and
+    /// service where they vary: names a point in messages.
+    pub fn describe(&self, p: &GridPoint) -> String {
+        self.describe_parts(
+            p.routing,
+            p.choices,
+            p.routers,
+            p.servers,
+            p.workers,
+            &p.arrival_text,
+            p.lambda,
+            p.service.text(),
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn describe_parts(
+        &self,
+        routing: Routing,
+        choices: Option<u32>,
+        routers: u32,
+        servers: u32,
+        workers: u32,
+        arrival: &str,
+        lambda: f64,
+        service: &str,
+    ) -> String {
+        let mut s = format!("routing={routing}");
+        if let Some(d) = choices {
+            let _ = write!(s, " choices={d}");
+        }
+        if routers != 1 {
+            let _ = write!(s, " routers={routers}");
+        }
+        let _ = write!(s, " servers={servers}");
+        if self.workers.len() > 1 || workers != 1 {
+            let _ = write!(s, " workers={workers}");
+        }
+        if self.arrival.len() > 1 {
+            let _ = write!(s, " arrival={arrival}");
+        }
+        if (1e-4..1e15).contains(&lambda) {
+            let _ = write!(s, " lambda={lambda}");
+        } else {
+            let _ = write!(s, " lambda={lambda:e}");
+        }
+        if self.service.len() > 1 {
+            let _ = write!(s, " service={service}");
+        }
+        s
+    }
+
+    /// Everything that needs the whole spec.
+    pub(super) fn validate(&self) -> Result<(), SpecError> {
+        let n = self.point_count();
+        if n > u64::from(u32::MAX) {
+            return Err(SpecError(format!(
+                "[sweep]: the grid has {n} points; expected at most {}",
+                u32::MAX
+            )));
+        }
+        let per_rep = u64::from(self.run.customers) + u64::from(self.run.warmup);
+        if per_rep > u64::from(u32::MAX) {
+            return Err(SpecError(format!(
+                "[run] customers + warmup = {per_rep} is too large; expected at most {}",
+                u32::MAX
+            )));
+        }
+        self.validate_points()
+    }
+}
+
+/// A grid point before its arrival law is rescaled (see [`Spec::points`]).
+struct Cell<'a> {
+    index: u32,
+    routing: Routing,
+    choices: Option<u32>,
+    routers: u32,
+    servers: u32,
+    workers: u32,
+    arrival: &'a Dist,
+    service: &'a Dist,
+    lambda: f64,
+    rho: f64,
+}

@@ -1,0 +1,259 @@
+//! Sweep specs: what `qsweep run` simulates, read from a TOML file and flags.
+//!
+//! A study is a grid (routing × servers × workers × arrival × load × service)
+//! plus run settings. This module exists so that everything a user can get
+//! wrong is caught here, once, with a message that says where and what is
+//! expected (`spec.toml:3: [sweep] servers: 0 is not a valid value; expected
+//! integers >= 1`), before any engine starts a simulation that could run for
+//! hours. The engines, statistics and CSV writer only ever see a validated
+//! [`Spec`] and its [`GridPoint`]s.
+//!
+//! Sources, lowest priority first: the built-in default study
+//! (`data/seed.toml`, used when no spec file is given), or a spec file; then
+//! the flags of [`SweepArgs`], each of which replaces a whole axis or setting.
+//! [`Spec::to_toml`] writes the fully resolved spec back out, for provenance
+//! and hashing; [`Spec::from_toml_str`] reads it back to an equal `Spec`.
+//!
+//! The module's parts, one job each: `sources.rs` reads the spec file's
+//! tables and lays the flags over them; `axes.rs` checks the `[sweep]` axes,
+//! `settings.rs` the `[run]` settings (one table entry per setting, see
+//! there how to add one); `flags.rs` declares the flags; `values.rs` parses
+//! single values and words the errors; `grid.rs` expands the axes into
+//! points and checks them.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::dist::Dist;
+use crate::routing::Routing;
+
+mod axes;
+mod flags;
+mod grid;
+mod settings;
+mod sources;
+#[cfg(test)]
+mod tests;
+mod values;
+
+pub use axes::{DEFAULT_CHOICES, DEFAULT_ROUTERS, SWEEP_KEYS};
+pub use flags::SweepArgs;
+pub use grid::LAMBDA_RANGE;
+pub use settings::{RunSettings, DEFAULT_MAX_CUSTOMERS};
+
+use settings::write_run_table;
+use sources::Raw;
+use values::{toml_float, toml_str};
+
+/// The default study, run by `qsweep run` without a spec file.
+pub const SEED_TOML: &str = include_str!("../../data/seed.toml");
+/// [`Spec::source`] of the default study.
+pub const SEED_SOURCE: &str = "data/seed.toml (built in)";
+
+/// A bad spec, flag or grid point: one line, naming the field and what is
+/// expected, prefixed by `PATH:LINE:` when it comes from a spec file.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct SpecError(pub String);
+
+/// One value of the load axis.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Load {
+    /// The whole system's arrival rate λ (requests per second).
+    Lambda(f64),
+    /// Target utilisation per server: λ = rho · servers · workers / E[S].
+    Rho(f64),
+}
+
+impl Load {
+    /// The TOML key (and flag name) of this kind of load.
+    pub fn key(self) -> &'static str {
+        match self {
+            Load::Lambda(_) => "lambda",
+            Load::Rho(_) => "rho",
+        }
+    }
+
+    pub fn value(self) -> f64 {
+        match self {
+            Load::Lambda(v) | Load::Rho(v) => v,
+        }
+    }
+}
+
+/// A fully resolved and validated sweep.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spec {
+    pub routing: Vec<Routing>,
+    /// Servers `pod` samples per request (the axis applies to `pod` only).
+    pub choices: Vec<u32>,
+    /// Routers the arrivals are split over, each seeing only its own
+    /// requests (applies to `central`, `jsq`, `pod`, `jiq`).
+    pub routers: Vec<u32>,
+    pub servers: Vec<u32>,
+    pub workers: Vec<u32>,
+    /// Interarrival laws as written; each point rescales them to mean 1/λ.
+    pub arrival: Vec<Dist>,
+    /// All `Lambda` or all `Rho`.
+    pub load: Vec<Load>,
+    pub service: Vec<Dist>,
+    pub run: RunSettings,
+    /// [`SEED_SOURCE`] or the spec file's path.
+    pub source: String,
+}
+
+/// One point of the grid, with its load resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GridPoint {
+    /// Position in the grid (0-based, in nesting order).
+    pub index: u32,
+    pub routing: Routing,
+    /// `pod`'s d (`None` for the other policies).
+    pub choices: Option<u32>,
+    /// Routers (1 for the policies the axis does not apply to).
+    pub routers: u32,
+    pub servers: u32,
+    pub workers: u32,
+    /// The interarrival law of the whole system, rescaled to mean 1/`lambda`.
+    pub arrival: Dist,
+    /// The arrival law as the user wrote it.
+    pub arrival_text: String,
+    pub lambda: f64,
+    pub service: Dist,
+    /// λ·E\[S\] / (servers·workers).
+    pub rho: f64,
+    /// `rho < 1`.
+    pub stable: bool,
+}
+
+impl Spec {
+    /// Reads `args.spec` (or the built-in default study), applies the flags
+    /// and validates everything, grid points included.
+    pub fn load(args: &SweepArgs) -> Result<Spec, SpecError> {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        Spec::load_in(args, &cwd)
+    }
+
+    /// [`Spec::load`] with relative `file=` paths of flag values resolved
+    /// against `cwd`.
+    fn load_in(args: &SweepArgs, cwd: &Path) -> Result<Spec, SpecError> {
+        let (mut raw, source) = match &args.spec {
+            Some(path) => {
+                let source = path.display().to_string();
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    SpecError(format!(
+                        "{source}: cannot read spec file: {e}; expected a readable TOML file"
+                    ))
+                })?;
+                let base_dir = match path.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                    _ => PathBuf::from("."),
+                };
+                (Raw::from_file(&text, &source, &base_dir)?, source)
+            }
+            None => (
+                Raw::from_file(SEED_TOML, SEED_SOURCE, cwd)?,
+                SEED_SOURCE.to_string(),
+            ),
+        };
+        raw.apply_flags(args, cwd)?;
+        let spec = raw.finish(source)?;
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// Parses and validates a spec file's text. `source` names it in errors
+    /// (and becomes [`Spec::source`]); relative `file=` paths in
+    /// distributions resolve against `base_dir`.
+    pub fn from_toml_str(text: &str, source: &str, base_dir: &Path) -> Result<Spec, SpecError> {
+        let spec = Raw::from_file(text, source, base_dir)?.finish(source.to_string())?;
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// The fully resolved spec as canonical TOML (flags applied, defaults
+    /// written out, `force` left out). [`Spec::from_toml_str`] reads it back
+    /// to an equal `Spec` given the same `source` and `base_dir`.
+    pub fn to_toml(&self) -> String {
+        let list = |items: Vec<String>| format!("[{}]", items.join(", "));
+        let mut t = String::new();
+        let _ = writeln!(t, "[sweep]");
+        let _ = writeln!(
+            t,
+            "routing = {}",
+            list(self.routing.iter().map(|r| toml_str(r.name())).collect())
+        );
+        // Written only when not the default, so specs that never mention
+        // them keep their canonical text (and hash).
+        if self.choices != [DEFAULT_CHOICES] {
+            let _ = writeln!(
+                t,
+                "choices = {}",
+                list(self.choices.iter().map(u32::to_string).collect())
+            );
+        }
+        if self.routers != [DEFAULT_ROUTERS] {
+            let _ = writeln!(
+                t,
+                "routers = {}",
+                list(self.routers.iter().map(u32::to_string).collect())
+            );
+        }
+        let _ = writeln!(
+            t,
+            "servers = {}",
+            list(self.servers.iter().map(u32::to_string).collect())
+        );
+        let _ = writeln!(
+            t,
+            "workers = {}",
+            list(self.workers.iter().map(u32::to_string).collect())
+        );
+        let _ = writeln!(
+            t,
+            "arrival = {}",
+            list(self.arrival.iter().map(|d| toml_str(d.text())).collect())
+        );
+        let key = self.load.first().map_or("lambda", |l| l.key());
+        let _ = writeln!(
+            t,
+            "{key} = {}",
+            list(self.load.iter().map(|l| toml_float(l.value())).collect())
+        );
+        let _ = writeln!(
+            t,
+            "service = {}",
+            list(self.service.iter().map(|d| toml_str(d.text())).collect())
+        );
+        let _ = writeln!(t, "\n[run]");
+        write_run_table(&self.run, &mut t);
+        t
+    }
+}
+
+/// The first of `qsweep-results.csv`, `qsweep-results-2.csv`, `-3` ... in
+/// `dir` that does not exist (nor does its `.partial` twin, which a run in
+/// progress writes), so a default output never clobbers earlier results.
+/// Whoever creates the file should still open it with `create_new`.
+pub fn default_out_path(dir: &Path) -> PathBuf {
+    let taken = |p: &Path| {
+        let partial = PathBuf::from(format!("{}.partial", p.display()));
+        exists(p) || exists(&partial)
+    };
+    let first = dir.join("qsweep-results.csv");
+    if !taken(&first) {
+        return first;
+    }
+    (2u64..)
+        .map(|n| dir.join(format!("qsweep-results-{n}.csv")))
+        .find(|p| !taken(p))
+        .expect("some numbered name is free")
+}
+
+/// Whether anything (even a dangling link) sits at `p`; unknown counts as yes.
+fn exists(p: &Path) -> bool {
+    match p.symlink_metadata() {
+        Ok(_) => true,
+        Err(e) => e.kind() != std::io::ErrorKind::NotFound,
+    }
+}
