@@ -219,7 +219,8 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
     Ok(())
 }
 
-/// `qsweep analytic`: the grid's analytic baselines, no simulation.
+/// `qsweep analytic`: the grid's analytic baselines, no simulation, to stdout
+/// (and as CSV to `-o`).
 pub fn analytic(args: &SweepArgs) -> Result<()> {
     let spec = Spec::load(args)?;
     let rows: Vec<Vec<String>> = spec
@@ -227,8 +228,10 @@ pub fn analytic(args: &SweepArgs) -> Result<()> {
         .iter()
         .map(|p| output::analytic_fields(p, &qsweep::run::baseline(p)))
         .collect();
-    if let Some(out) = &spec.run.out {
-        let file = output::create_file(out, spec.run.force, "")?;
+    // Only an explicit -o writes a file: the spec's `out` names where its
+    // simulated results go, which an analytic table must never take.
+    if let Some(out) = &args.out {
+        let file = output::create_file(out, args.force, "")?;
         let mut w = csv::Writer::from_writer(file);
         w.write_record(output::ANALYTIC_COLUMNS)?;
         for r in &rows {

@@ -26,7 +26,7 @@ struct Cli {
 enum Command {
     /// Run a sweep (with no arguments: the built-in default study, data/seed.toml)
     Run(commands::RunArgs),
-    /// Analytic baselines of a sweep's grid, instantly (no simulation)
+    /// Analytic baselines of a sweep's grid, instantly (no simulation), to stdout; -o also writes them as CSV
     Analytic {
         #[command(flatten)]
         sweep: SweepArgs,

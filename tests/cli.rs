@@ -549,6 +549,36 @@ fn analytic_prints_the_default_study_beside_erlang_c_quickly() {
 }
 
 #[test]
+fn analytic_writes_to_stdout_and_leaves_the_specs_out_to_run() {
+    let d = tempdir();
+    write(
+        d.path(),
+        "s.toml",
+        "[sweep]\nrouting = [\"random\", \"central\"]\nservers = [2]\nrho = [0.5]\nservice = [\"exp(mean=1)\"]\n\n[run]\nreps = 4\ncustomers = 200\nwarmup = 10\nout = \"r.csv\"\n",
+    );
+    let out = qsweep(d.path(), &["analytic", "s.toml"]);
+    assert_ok(&out);
+    assert!(text(&out.stdout).contains("exact:"), "{}", show(&out));
+    assert_eq!(files(d.path()), ["s.toml"], "analytic took the spec's out");
+    // -o writes the CSV, and refuses to overwrite without --force.
+    let out = qsweep(d.path(), &["analytic", "s.toml", "-o", "a.csv"]);
+    assert_ok(&out);
+    let a = std::fs::read_to_string(d.path().join("a.csv")).unwrap();
+    assert!(a.starts_with("point,routing,"), "{a}");
+    let again = qsweep(d.path(), &["analytic", "s.toml", "-o", "a.csv"]);
+    assert_eq!(again.status.code(), Some(2), "{}", show(&again));
+    assert!(
+        text(&again.stderr).contains("out: cannot create"),
+        "{}",
+        show(&again)
+    );
+    // The spec's out is still free for its simulation.
+    let out = qsweep(d.path(), &["run", "-q", "--backend", "cpu", "s.toml"]);
+    assert_ok(&out);
+    assert!(d.path().join("r.csv").exists());
+}
+
+#[test]
 fn adapters_lists_and_exits_zero() {
     let d = tempdir();
     let out = qsweep(d.path(), &["adapters"]);
