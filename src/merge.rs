@@ -73,6 +73,11 @@ pub fn merge(out: &Path, pieces: &[PathBuf], force: bool) -> Result<Merged> {
         }
         metas.push(meta);
     }
+    // Every kept row is checked against the spec the metas record (and that
+    // spec against the hash they carry: an edited spec_toml is refused).
+    let spec = crate::run::resume::recorded_spec(&metas[0], &meta_path(&pieces[0]))?;
+    let grid = spec.points();
+    let axes = |i: u32| crate::output::axis_fields(&grid[i as usize]);
     let total = metas[0].points_total;
     // point -> (piece, row)
     let mut by_point: BTreeMap<u32, (usize, Vec<String>)> = BTreeMap::new();
@@ -85,6 +90,7 @@ pub fn merge(out: &Path, pieces: &[PathBuf], force: bool) -> Result<Merged> {
                 total,
                 shard,
                 seed: meta.seed,
+                axes: Some(&axes),
             },
         )?;
         if let Some((line, _)) = scanned.torn {

@@ -20,22 +20,30 @@ use crate::UsageError;
 /// never rename one; new columns go at the end of [`TABLE`].
 pub struct Column {
     pub name: &'static str,
-    pub value: fn(&Row) -> String,
+    pub value: Value,
+}
+
+/// How a column is filled: from the grid point alone (the axes, which
+/// `--resume` and `merge` check kept rows against), or from the results.
+#[derive(Clone, Copy)]
+pub enum Value {
+    Axis(fn(&GridPoint) -> String),
+    Result(fn(&Row) -> String),
 }
 
 /// Every column, in order: adding a column is one entry here.
 pub const TABLE: &[Column] = &[
-    col("point", |r| r.point.index.to_string()),
-    col("routing", |r| r.point.routing.to_string()),
-    col("servers", |r| r.point.servers.to_string()),
-    col("workers", |r| r.point.workers.to_string()),
-    col("arrival", |r| r.point.arrival_text.clone()),
-    col("lambda", |r| num(r.point.lambda)),
-    col("service", |r| r.point.service.text().to_string()),
-    col("service_mean", |r| num(r.point.service.mean())),
-    col("service_scv", |r| num(r.point.service.scv())),
-    col("rho", |r| num(r.point.rho)),
-    col("stable", |r| r.point.stable.to_string()),
+    axis("point", |p| p.index.to_string()),
+    axis("routing", |p| p.routing.to_string()),
+    axis("servers", |p| p.servers.to_string()),
+    axis("workers", |p| p.workers.to_string()),
+    axis("arrival", |p| p.arrival_text.clone()),
+    axis("lambda", |p| num(p.lambda)),
+    axis("service", |p| p.service.text().to_string()),
+    axis("service_mean", |p| num(p.service.mean())),
+    axis("service_scv", |p| num(p.service.scv())),
+    axis("rho", |p| num(p.rho)),
+    axis("stable", |p| p.stable.to_string()),
     col("reps", |r| r.reps.to_string()),
     col("customers", |r| r.customers.to_string()),
     col("warmup", |r| r.warmup.to_string()),
@@ -72,14 +80,24 @@ pub const TABLE: &[Column] = &[
     }),
     // Dynamic dispatch (see `routing`): `pod`'s d (empty for the other
     // policies) and the number of routers (1 where the axis does not apply).
-    col("choices", |r| {
-        r.point.choices.map(|d| d.to_string()).unwrap_or_default()
+    axis("choices", |p| {
+        p.choices.map(|d| d.to_string()).unwrap_or_default()
     }),
-    col("routers", |r| r.point.routers.to_string()),
+    axis("routers", |p| p.routers.to_string()),
 ];
 
 const fn col(name: &'static str, value: fn(&Row) -> String) -> Column {
-    Column { name, value }
+    Column {
+        name,
+        value: Value::Result(value),
+    }
+}
+
+const fn axis(name: &'static str, value: fn(&GridPoint) -> String) -> Column {
+    Column {
+        name,
+        value: Value::Axis(value),
+    }
 }
 
 /// Every column name, in order (the CSV header).
@@ -92,6 +110,19 @@ pub const COLUMNS: [&str; TABLE.len()] = {
     }
     names
 };
+
+/// The axis columns of a grid point: (column index, value), as a row of
+/// that point holds them.
+pub fn axis_fields(p: &GridPoint) -> Vec<(usize, String)> {
+    TABLE
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| match c.value {
+            Value::Axis(f) => Some((i, f(p))),
+            Value::Result(_) => None,
+        })
+        .collect()
+}
 
 /// Index of the column `name` in [`COLUMNS`].
 pub fn column_index(name: &str) -> Option<usize> {
@@ -149,7 +180,13 @@ pub struct Row<'a> {
 impl Row<'_> {
     /// The row's fields, in [`COLUMNS`] order.
     pub fn fields(&self) -> Vec<String> {
-        TABLE.iter().map(|c| (c.value)(self)).collect()
+        TABLE
+            .iter()
+            .map(|c| match c.value {
+                Value::Axis(f) => f(self.point),
+                Value::Result(f) => f(self),
+            })
+            .collect()
     }
 
     /// Customers simulated (warm-up included) per second of engine time.
@@ -196,7 +233,9 @@ impl CsvSink {
         let mut opts = OpenOptions::new();
         opts.write(true);
         if force {
-            opts.create(true).truncate(true);
+            // Truncated only once locked: a second run cannot empty a file
+            // the first is writing.
+            opts.create(true);
         } else {
             opts.create_new(true);
         }
@@ -215,6 +254,18 @@ impl CsvSink {
                 )
             }
         };
+        if let Err(std::fs::TryLockError::WouldBlock) = file.try_lock() {
+            return Err(UsageError(format!(
+                "out: '{}' is being written by another qsweep run; expected a different --out \
+                 for each run at the same time",
+                path.display()
+            ))
+            .into());
+        }
+        if force {
+            file.set_len(0)
+                .with_context(|| format!("truncating {}", path.display()))?;
+        }
         Self::from_file(path, file, true)
     }
 

@@ -160,9 +160,16 @@ impl Meta {
         let tmp = PathBuf::from(format!("{}.tmp", path.display()));
         let mut text = serde_json::to_string_pretty(self)?;
         text.push('\n');
-        std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
-        Ok(())
+        let written = std::fs::write(&tmp, text)
+            .with_context(|| format!("writing {}", tmp.display()))
+            .and_then(|()| {
+                std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+            });
+        if written.is_err() {
+            // A full disk must not leave a stray temporary file behind.
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written
     }
 }
 

@@ -558,3 +558,122 @@ fn sigterm_from_a_scheduler_stops_like_ctrl_c() {
         (Some("interrupted"), Some(done as u64))
     );
 }
+
+#[test]
+fn a_second_run_on_the_same_csv_is_refused_while_the_first_runs() {
+    // A job array that forgot a per-task -o: both --resume the same CSV.
+    let dir = tempdir();
+    let d = dir.path();
+    let csv = d.join("same.csv");
+    let mut first = start_and_wait_for_a_row(d, &run_args(LONG, &["-o", "same.csv"]), &csv);
+    let e = fails(d, &run_args(LONG, &["-o", "same.csv", "--resume"]), 2);
+    assert!(e.contains("being written by another qsweep run"), "{e}");
+    first.kill().unwrap();
+    first.wait().unwrap();
+    // Once the first has gone, the CSV resumes as usual.
+    run_ok(d, LONG, &["-o", "same.csv", "--resume"]);
+    assert_eq!(data_rows(&csv), 60);
+}
+
+#[test]
+fn force_replaces_the_old_csv_only_when_the_new_run_completes() {
+    let dir = tempdir();
+    let d = dir.path();
+    run_ok(d, SMALL, &["-o", "r.csv"]);
+    let old = std::fs::read(d.join("r.csv")).unwrap();
+    let old_meta = std::fs::read(d.join("r.meta.json")).unwrap();
+    // Interrupted: the old CSV and its meta are untouched; the new rows
+    // are in r.csv.partial, and the printed command finishes them.
+    let partial = d.join("r.csv.partial");
+    let child = start_and_wait_for_a_row(d, &run_args(LONG, &["-o", "r.csv", "--force"]), &partial);
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert_eq!(std::fs::read(d.join("r.csv")).unwrap(), old);
+    assert_eq!(std::fs::read(d.join("r.meta.json")).unwrap(), old_meta);
+    assert!(err.contains("r.csv is untouched"), "{err}");
+    let hint = err
+        .lines()
+        .skip_while(|l| !l.contains("To resume:"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no resume line: {err}"))
+        .trim()
+        .to_string();
+    assert!(
+        hint.contains("-o r.csv.partial") && !hint.contains("--force"),
+        "{hint}"
+    );
+    // Completed: the new CSV takes the old one's place, with its meta.
+    run_ok(d, LONG, &["-o", "r.csv", "--force"]);
+    assert_eq!(data_rows(&d.join("r.csv")), 60);
+    assert!(!d.join("r.csv.partial").exists());
+    assert_eq!(meta(&d.join("r.meta.json"))["status"], "complete");
+    assert_eq!(meta(&d.join("r.meta.json"))["csv"], "r.csv");
+}
+
+#[test]
+fn an_output_that_is_an_input_is_refused() {
+    let dir = tempdir();
+    let d = dir.path();
+    std::fs::write(d.join("times.txt"), "0.1\n0.2\n0.4\n").unwrap();
+    std::fs::write(
+        d.join("s.toml"),
+        "[sweep]\nrouting = [\"random\"]\nservers = [2]\nrho = [0.5]\nservice = [\"empirical(file=times.txt)\"]\n\n[run]\nreps = 4\ncustomers = 100\nwarmup = 0\n",
+    )
+    .unwrap();
+    let before = std::fs::read(d.join("s.toml")).unwrap();
+    for (out, what) in [
+        ("s.toml", "the spec"),
+        ("times.txt", "an empirical data file"),
+        ("x.meta.json", ".meta.json"),
+    ] {
+        let e = fails(
+            d,
+            &["run", "s.toml", "-o", out, "--force", "--backend", "cpu"],
+            2,
+        );
+        assert!(e.contains(what), "{out}: {e}");
+    }
+    assert_eq!(std::fs::read(d.join("s.toml")).unwrap(), before);
+    assert_eq!(
+        std::fs::read(d.join("times.txt")).unwrap(),
+        b"0.1\n0.2\n0.4\n"
+    );
+}
+
+#[test]
+fn resume_and_from_meta_check_rows_and_spec_against_the_recorded_spec() {
+    let dir = tempdir();
+    let d = dir.path();
+    run_ok(d, SMALL, &["-o", "r.csv", "--shard", "0/2"]);
+    // A row whose axis values are not the spec's, under an intact meta.
+    let text = std::fs::read_to_string(d.join("r.csv")).unwrap();
+    let edited = text.replacen("exp(mean=0.1)", "exp(mean=0.2)", 1);
+    assert_ne!(edited, text);
+    std::fs::write(d.join("r.csv"), &edited).unwrap();
+    let e = fails(
+        d,
+        &run_args(SMALL, &["-o", "r.csv", "--shard", "0/2", "--resume"]),
+        2,
+    );
+    assert!(e.contains("differs from the spec's 'exp(mean=0.1)'"), "{e}");
+    std::fs::write(d.join("r.csv"), &text).unwrap();
+    // An edited spec_toml no longer matches the hash it carries.
+    let m = std::fs::read_to_string(d.join("r.meta.json")).unwrap();
+    std::fs::write(
+        d.join("r.meta.json"),
+        m.replacen("reps = 40000", "reps = 40001", 1),
+    )
+    .unwrap();
+    let e = fails(
+        d,
+        &["run", "--from-meta", "r.meta.json", "-o", "again.csv"],
+        2,
+    );
+    assert!(e.contains("not to the spec_hash"), "{e}");
+}

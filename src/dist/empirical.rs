@@ -13,17 +13,22 @@ use super::{DistError, Role};
 /// Read an empirical file: one nonnegative number per line; blank lines and
 /// lines starting with '#' skipped. Returns the values sorted, rounded to f32
 /// (the precision of the engines' table, so moments describe what is sampled).
+/// Where `file=` points: as given when absolute, else beside the spec.
+pub(super) fn resolve(file: &str, base_dir: &Path) -> std::path::PathBuf {
+    let path = Path::new(file);
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base_dir.join(path)
+    }
+}
+
 pub(super) fn load_empirical(
     role: Role,
     file: &str,
     base_dir: &Path,
 ) -> Result<Vec<f64>, DistError> {
-    let path = Path::new(file);
-    let full = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        base_dir.join(path)
-    };
+    let full = resolve(file, base_dir);
     let fail = |msg: String| DistError(format!("{role}: empirical file '{file}' {msg}"));
     let content = std::fs::read_to_string(&full).map_err(|e| {
         fail(format!(

@@ -142,6 +142,8 @@ pub struct Dist {
     /// Clamps: a draw is `clamp(base, lo, hi)`; `lo = 0`, `hi = inf` when absent.
     lo: f64,
     hi: f64,
+    /// The data file an empirical law was read from (resolved path).
+    data_file: Option<std::path::PathBuf>,
 }
 
 impl fmt::Display for Dist {
@@ -154,6 +156,12 @@ impl Dist {
     /// The text as the user wrote it, trimmed (used in CSV columns).
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// The file an empirical law's values come from (as resolved when it was
+    /// read), so a run can refuse to write over its own input.
+    pub fn data_file(&self) -> Option<&std::path::Path> {
+        self.data_file.as_deref()
     }
 
     /// The role this law was parsed for.
@@ -256,6 +264,7 @@ impl Dist {
             shape,
             lo: self.lo * c,
             hi: self.hi * c,
+            data_file: self.data_file.clone(),
         }
     }
 

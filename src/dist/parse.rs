@@ -66,12 +66,19 @@ impl Dist {
         };
         let args = Args::parse(role, law, inner.unwrap_or(""))?;
         let (shape, lo, hi) = args.resolve(base_dir)?;
+        let data_file = matches!(shape, Shape::Empirical { .. })
+            .then(|| {
+                args.raw("file")
+                    .map(|f| super::empirical::resolve(f, base_dir))
+            })
+            .flatten();
         let mut dist = Dist {
             text: text.to_string(),
             role,
             shape,
             lo,
             hi,
+            data_file,
         };
         if role == Role::Arrival && law.is_scaled_by_support_or_data() {
             // Laws scaled by their support or data: normalize like the others.

@@ -2,13 +2,19 @@
 //! the points in flight (their rows are kept), the second exits at once. The
 //! CSV stays resumable either way; what to type to resume is printed.
 
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
+
+use crate::provenance::{self, Meta, Status};
 
 /// Set by Ctrl-C (or SIGTERM): the run loop checks it between rounds.
 static STOP: AtomicBool = AtomicBool::new(false);
 /// What a second Ctrl-C prints: how to resume.
 static RESUME_HINT: Mutex<String> = Mutex::new(String::new());
+/// The running run's `.meta.json` (path and contents), so a second Ctrl-C,
+/// which exits at once, still records the run as interrupted.
+static ABORT_META: Mutex<Option<(PathBuf, Meta)>> = Mutex::new(None);
 
 /// The flag the run loop polls ([`crate::run::run_points_until`]).
 pub fn stop_flag() -> &'static AtomicBool {
@@ -20,6 +26,41 @@ pub fn stop_flag() -> &'static AtomicBool {
 pub fn set_resume_hint(hint: &str) {
     if let Ok(mut h) = RESUME_HINT.lock() {
         hint.clone_into(&mut h);
+    }
+}
+
+/// Records the meta a second Ctrl-C must mark interrupted.
+pub fn set_abort_meta(path: PathBuf, meta: &Meta) {
+    if let Ok(mut m) = ABORT_META.lock() {
+        *m = Some((path, meta.clone()));
+    }
+}
+
+/// Keeps that meta's row counts current.
+pub fn set_abort_rows(points_done: u64, points_run: u64) {
+    if let Ok(mut m) = ABORT_META.lock() {
+        if let Some((_, meta)) = m.as_mut() {
+            meta.points_done = points_done;
+            meta.run.points_run = points_run;
+        }
+    }
+}
+
+/// The run has written its own final meta.
+pub fn clear_abort_meta() {
+    if let Ok(mut m) = ABORT_META.lock() {
+        *m = None;
+    }
+}
+
+/// Marks the running run's meta interrupted (a second Ctrl-C).
+fn write_abort_meta() {
+    if let Ok(mut m) = ABORT_META.lock() {
+        if let Some((path, mut meta)) = m.take() {
+            meta.run.status = Status::Interrupted;
+            meta.run.ended = Some(provenance::now_rfc3339());
+            let _ = meta.write(&path);
+        }
     }
 }
 
@@ -45,6 +86,7 @@ pub fn install() {
         for _ in signals.forever() {
             let hint = RESUME_HINT.lock().map(|h| h.clone()).unwrap_or_default();
             if STOP.swap(true, Ordering::SeqCst) {
+                write_abort_meta();
                 progress::say(&format!(
                     "qsweep: stopped at once; the CSV keeps its whole rows. To resume:\n  {hint}"
                 ));

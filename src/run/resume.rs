@@ -81,19 +81,25 @@ pub struct Scanned {
     pub torn: Option<(usize, u64)>,
 }
 
+/// The axis columns a row of point `i` must hold: (column index, value).
+pub type AxisFields<'a> = &'a dyn Fn(u32) -> Vec<(usize, String)>;
+
 /// What a CSV's rows must agree with.
-pub struct Expect {
+pub struct Expect<'a> {
     /// Points in the whole grid.
     pub total: u64,
     pub shard: Option<Shard>,
     pub seed: u64,
+    /// The spec's axis values per point (`output::axis_fields`), so a row
+    /// kept from another spec is refused even if a meta file claims it.
+    pub axes: Option<AxisFields<'a>>,
 }
 
 /// Reads a results CSV written by `qsweep run`: checks the header, that
 /// every row is whole with a valid, unique point of the expected shard and
 /// the expected seed, and reports a torn last line instead of failing on it.
 /// Errors are [`UsageError`]s naming the file and line.
-pub fn scan_csv(path: &Path, expect: &Expect) -> Result<Scanned> {
+pub fn scan_csv(path: &Path, expect: &Expect<'_>) -> Result<Scanned> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read '{}'", path.display()))?;
     let shown = path.display();
     let header = format!("{}\n", COLUMNS.join(","));
@@ -180,6 +186,18 @@ pub fn scan_csv(path: &Path, expect: &Expect) -> Result<Scanned> {
                 expect.seed
             )));
         }
+        if let Some(axes) = expect.axes {
+            for (c, want) in axes(point) {
+                let got = field(c);
+                if got != want {
+                    return Err(bad(format!(
+                        "{} '{got}' differs from the spec's '{want}' for point {point}; expected \
+                         rows of this spec (a different spec wrote this file?)",
+                        COLUMNS[c]
+                    )));
+                }
+            }
+        }
         if let Some(first) = line_of.insert(point, line) {
             return Err(bad(format!(
                 "point {point} appears twice (lines {first} and {line})"
@@ -256,6 +274,27 @@ pub fn run_surviving(
     }
 }
 
+/// The spec a `.meta.json` records, rebuilt, checked against its hash.
+pub fn recorded_spec(meta: &crate::provenance::Meta, path: &Path) -> Result<crate::spec::Spec> {
+    let spec = crate::spec::Spec::from_toml_str(
+        &meta.spec_toml,
+        &format!("{} spec_toml", path.display()),
+        Path::new(&meta.spec_dir),
+    )?;
+    let (_, table) = super::prepare(&spec, spec.points());
+    let hash = crate::provenance::spec_hash(&spec, &table);
+    if hash != meta.spec_hash {
+        return Err(UsageError(format!(
+            "'{}': its spec_toml hashes to {hash}, not to the spec_hash {} it records (edited, \
+             or its empirical data files changed); expected the meta file as qsweep wrote it",
+            path.display(),
+            meta.spec_hash
+        ))
+        .into());
+    }
+    Ok(spec)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,6 +344,7 @@ mod tests {
         total: 10,
         shard: None,
         seed: 1,
+        axes: None,
     };
 
     #[test]
@@ -372,6 +412,26 @@ mod tests {
         assert!(scan_csv(&p, &shard).is_ok());
         let other = format!("{header}{}\n", row(2, 1));
         assert!(err(&other, &shard).contains("not in shard 1/2"));
+        // A row whose axis values are not the spec's.
+        let service = col("service");
+        let weibull = |_: u32| vec![(service, "weibull(shape=0.5,median=1)".to_string())];
+        let exp = |_: u32| vec![(service, "exp(mean=1)".to_string())];
+        let p = write(dir.path(), "ax.csv", &format!("{header}{}\n", row(3, 1)));
+        let with = |axes: AxisFields<'_>| {
+            scan_csv(
+                &p,
+                &Expect {
+                    axes: Some(axes),
+                    ..ANY
+                },
+            )
+        };
+        assert!(with(&weibull).is_ok());
+        let e = with(&exp).unwrap_err().to_string();
+        assert!(
+            e.contains("line 2: service 'weibull(shape=0.5,median=1)' differs from the spec's 'exp(mean=1)' for point 3"),
+            "{e}"
+        );
     }
 
     /// Fails every call after the first `ok` ones.

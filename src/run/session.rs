@@ -15,13 +15,13 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use super::point::{baseline, PointResult, PreparedPoint};
 use super::resume::{scan_csv, truncate, Expect, Scanned, Shard};
 use super::rounds::Interrupted;
 use crate::backend::Backend;
-use crate::output::{num, CsvSink, Row};
+use crate::output::{axis_fields, num, CsvSink, Row};
 use crate::progress;
 use crate::provenance::{self, Invocation, Meta, Status, META_FORMAT};
 use crate::spec::{default_out_path, Spec, SweepArgs};
@@ -76,6 +76,11 @@ pub struct Session {
     pub done_before: u64,
     sink: Option<CsvSink>,
     meta: Option<Meta>,
+    /// The output, locked for the run's lifetime when it existed before.
+    _lock: Option<std::fs::File>,
+    /// `--force` over an existing CSV: rows go to `OUT.partial`, renamed
+    /// over the old CSV only once the run completes.
+    partial: Option<PathBuf>,
     /// Engines that simulated, in order (after a fallback, two).
     labels: Vec<String>,
     /// Engine seconds and customers (warm-up included) of the new rows.
@@ -122,6 +127,10 @@ impl Session {
             .unwrap_or_else(|| default_out_path(Path::new(".")));
         spec.run.out = Some(out.clone());
 
+        refuse_inputs_as_output(&out, &spec, req)?;
+        let lock = lock_existing(&out)?;
+        let partial = (spec.run.force && lock.is_some()).then(|| partial_path(&out));
+
         let points = spec.points();
         let total = points.len() as u64;
         let (prepared, table) = super::prepare(&spec, points);
@@ -150,6 +159,8 @@ impl Session {
             done_before: 0,
             sink: None,
             meta: None,
+            _lock: lock,
+            partial,
             labels: Vec::new(),
             sim_seconds: 0.0,
             sim_customers: 0.0,
@@ -209,12 +220,16 @@ impl Session {
             self.previous_runs.push(last);
             self.first_started = m.first_started.clone();
         }
+        let prepared = &self.prepared;
+        let axes = |i: u32| axis_fields(&prepared[i as usize].grid);
         let expect = Expect {
             total: self.total,
             shard: self.shard,
             seed: self.spec.run.seed,
+            axes: Some(&axes),
         };
-        self.scanned = scan_csv(out, &expect)?;
+        let scanned = scan_csv(out, &expect)?;
+        self.scanned = scanned;
         if old.is_none() && !self.scanned.rows.is_empty() {
             return Err(usage(format!(
                 "--resume: '{}' has no '{}' beside it, so nothing shows which spec wrote it; \
@@ -255,7 +270,7 @@ impl Session {
                     self.out.display()
                 ));
             }
-            CsvSink::create(&self.out, self.spec.run.force)?
+            CsvSink::create(self.csv_path(), self.spec.run.force)?
         };
         self.sink = Some(sink);
 
@@ -275,7 +290,7 @@ impl Session {
         self.labels = vec![engine_label.to_string()];
         let meta = Meta {
             format: META_FORMAT.to_string(),
-            csv: provenance::file_name(&self.out),
+            csv: provenance::file_name(self.csv_path()),
             spec_hash: self.hash.clone(),
             seed: self.spec.run.seed,
             spec_toml: self.spec.to_toml(),
@@ -304,7 +319,8 @@ impl Session {
             previous_runs: std::mem::take(&mut self.previous_runs),
             pieces: Vec::new(),
         };
-        meta.write(&self.meta_file)?;
+        meta.write(&self.writing_meta())?;
+        super::interrupt::set_abort_meta(self.writing_meta(), &meta);
         self.meta = Some(meta);
         Ok(todo)
     }
@@ -317,7 +333,12 @@ impl Session {
             .into_iter()
             .filter(|a| a != "--force")
             .collect();
-        if !self.named_out {
+        if let Some(partial) = &self.partial {
+            // The old CSV is untouched: continue the new one.
+            args = without_out_flag(args);
+            args.push("-o".into());
+            args.push(partial.display().to_string());
+        } else if !self.named_out {
             args.push("-o".into());
             args.push(self.out.display().to_string());
         }
@@ -391,7 +412,19 @@ impl Session {
             self.labels.push(label.to_string());
         }
         self.rows.push(fields);
+        super::interrupt::set_abort_rows(self.rows.len() as u64, self.new_rows());
         Ok(self.rows.last().expect("just pushed"))
+    }
+
+    /// The CSV this run writes: the output, or `OUT.partial` under
+    /// `--force` until the run completes.
+    pub fn csv_path(&self) -> &Path {
+        self.partial.as_deref().unwrap_or(&self.out)
+    }
+
+    /// The `.meta.json` beside [`Self::csv_path`].
+    fn writing_meta(&self) -> PathBuf {
+        provenance::meta_path(self.csv_path())
     }
 
     /// Rows written by this invocation.
@@ -415,6 +448,7 @@ impl Session {
         }
         let new_rows = self.new_rows();
         let engines = self.engines();
+        let writing_meta = self.writing_meta();
         let meta = self.meta.as_mut().expect("Session::begin wrote the meta");
         meta.points_done = self.done_before + new_rows;
         meta.run.points_run = new_rows;
@@ -430,14 +464,36 @@ impl Session {
                 meta.error = Some(format!("{e:#}"));
             }
         }
-        meta.write(&self.meta_file)?;
+        super::interrupt::clear_abort_meta();
+        if let (Some(partial), Ok(())) = (&self.partial, &result) {
+            // Complete: the new CSV replaces the old one, then its meta
+            // (a crash in between leaves a meta that refuses the CSV, never
+            // one that vouches for the wrong rows).
+            meta.csv = provenance::file_name(&self.out);
+            std::fs::rename(partial, &self.out).with_context(|| {
+                format!("renaming {} to {}", partial.display(), self.out.display())
+            })?;
+            meta.write(&self.meta_file)?;
+            let _ = std::fs::remove_file(provenance::meta_path(partial));
+            return Ok(());
+        }
+        meta.write(&writing_meta)?;
         if let Err(e) = result {
-            let kept = format!(
-                "{} of {} points are in {}",
-                meta.points_done,
-                self.in_file,
-                self.out.display()
-            );
+            let kept = match &self.partial {
+                Some(partial) => format!(
+                    "{} of {} points are in {} ({} is untouched)",
+                    meta.points_done,
+                    self.in_file,
+                    partial.display(),
+                    self.out.display()
+                ),
+                None => format!(
+                    "{} of {} points are in {}",
+                    meta.points_done,
+                    self.in_file,
+                    self.out.display()
+                ),
+            };
             let hint = self.resume_hint();
             if e.is::<Interrupted>() {
                 progress::say(&format!(
@@ -453,6 +509,94 @@ impl Session {
         }
         Ok(())
     }
+}
+
+/// `OUT.partial`: where `--force` writes while the old CSV stays intact.
+fn partial_path(out: &Path) -> PathBuf {
+    let mut name = out.as_os_str().to_owned();
+    name.push(".partial");
+    PathBuf::from(name)
+}
+
+/// `args` without `-o X`, `--out X`, `--out=X` or `-oX`.
+fn without_out_flag(args: Vec<String>) -> Vec<String> {
+    let mut kept = Vec::with_capacity(args.len());
+    let mut skip_next = false;
+    for a in args {
+        if skip_next {
+            skip_next = false;
+        } else if a == "-o" || a == "--out" {
+            skip_next = true;
+        } else if !(a.starts_with("--out=") || (a.starts_with("-o") && a.len() > 2)) {
+            kept.push(a);
+        }
+    }
+    kept
+}
+
+/// Opens and exclusively locks an existing output for this run's lifetime:
+/// a second run on the same CSV (a job array that forgot a per-task `-o`)
+/// is refused instead of interleaving its rows. None if `out` is new.
+fn lock_existing(out: &Path) -> Result<Option<std::fs::File>> {
+    let file = match std::fs::File::open(out) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(_) => return Ok(None),
+    };
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Err(usage(format!(
+            "out: '{}' is being written by another qsweep run; expected a different --out for \
+             each run at the same time (e.g. one per --shard)",
+            out.display()
+        ))),
+        // A file system without locks: carry on as before.
+        Err(std::fs::TryLockError::Error(_)) => Ok(Some(file)),
+    }
+}
+
+/// Refuses an output that is one of the run's inputs (the spec, the meta it
+/// comes from, an empirical data file) or a `.meta.json`.
+fn refuse_inputs_as_output(out: &Path, spec: &Spec, req: &Request) -> Result<()> {
+    let name = out.to_string_lossy();
+    if name.ends_with(".meta.json") || name.ends_with(".meta.json.tmp") {
+        return Err(usage(format!(
+            "out: '{}' is a .meta.json name; expected a CSV path (its .meta.json is written \
+             beside it)",
+            out.display()
+        )));
+    }
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    };
+    let meta = provenance::meta_path(out);
+    let mut inputs: Vec<(&str, PathBuf)> = Vec::new();
+    if let Some(s) = &req.sweep.spec {
+        inputs.push(("the spec", s.clone()));
+    }
+    // (The --from-meta file may be the output's own meta: that is how a
+    // run is resumed from its meta alone; `out` ending in .meta.json is
+    // refused above.)
+    for p in spec.points() {
+        for d in [&p.arrival, &p.service] {
+            if let Some(f) = d.data_file() {
+                if !inputs.iter().any(|(_, q)| q == f) {
+                    inputs.push(("an empirical data file", f.to_path_buf()));
+                }
+            }
+        }
+    }
+    for (what, input) in &inputs {
+        if same(out, input) || same(&meta, input) {
+            return Err(usage(format!(
+                "out: '{}' (or its .meta.json) is {what} of this run; expected a new path for \
+                 the results",
+                out.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Customers simulated for a finished point, warm-up included.
@@ -551,11 +695,7 @@ fn load_from_meta(path: &Path, a: &SweepArgs) -> Result<(Spec, Option<Shard>, St
         )));
     }
     let meta = Meta::read(path)?;
-    let mut spec = Spec::from_toml_str(
-        &meta.spec_toml,
-        &format!("{} spec_toml", path.display()),
-        Path::new(&meta.spec_dir),
-    )?;
+    let mut spec = super::resume::recorded_spec(&meta, path)?;
     spec.source = meta.spec_source.clone();
     let beside = path.parent().unwrap_or(Path::new("")).join(&meta.csv);
     spec.run.out = Some(a.out.clone().unwrap_or(beside));
