@@ -47,7 +47,7 @@
 //! replications of at most [`DISPATCH_PILOT_START_MAX`] customers (doubling
 //! up to [`DISPATCH_PILOT_MAX`]), and it resolves transients only to a
 //! section (customers / 40). A per-customer trace hook in
-//! `engine::dispatch` (as `cpu::lindley_traced` has) would make it as
+//! `engine::cpu::dispatch` (as `cpu::lindley_traced` has) would make it as
 //! sharp and as cheap as the others.
 //!
 //! Unstable points (ρ ≥ 1, `--allow-unstable`) have no steady state to warm
@@ -57,8 +57,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::contract::{Kernel, PointParams, HIST_BINS};
+use crate::engine::cpu::dispatch;
 use crate::engine::cpu::{kiefer_wolfowitz_traced, lindley_traced, LANES};
-use crate::engine::dispatch;
 use crate::sweep::PreparedPoint;
 
 /// Customers per MSER batch.
