@@ -42,17 +42,30 @@ fn max<const N: usize>(acc: &mut [f32; N], x: &[f32; N]) {
 
 /// Per-replication accumulators of `N` lanes (the twin of `Recorder` in
 /// `shaders/common.wgsl`): f32 block sums folded into Kahan sums.
+///
+/// Laid out for the lock-step loops, whose state lives in the stack frame:
+/// the lane arrays come first, so with 8 lanes each is one aligned AVX2
+/// vector, and the cache-line alignment makes the compiler align the whole
+/// frame, so the layout no longer depends on the callers' frames. Left to
+/// chance, vectors straddling cache lines cut the Lindley loop's throughput
+/// by a third when this file was split out of `cpu.rs` (a split store
+/// cannot forward to the loads that follow it).
+#[repr(C, align(64))]
 pub(super) struct Recorders<const N: usize> {
-    inv_scale: f32,
-    /// wait, sojourn, service, interarrival
-    total: [[Kahan; 4]; N],
     block: [[f32; N]; 4],
-    in_block: u32,
     block_waited: [f32; N],
-    waited: [u32; N],
     max_wait: [f32; N],
     max_sojourn: [f32; N],
+    waited: [u32; N],
+    /// wait, sojourn, service, interarrival
+    total: [[Kahan; 4]; N],
+    in_block: u32,
+    inv_scale: f32,
 }
+
+/// Lanes kept in one aligned vector, as [`Recorders`]' arrays are.
+#[repr(C, align(32))]
+struct Aligned<T>(T);
 
 impl<const N: usize> Recorders<N> {
     pub(super) fn new(inv_scale: f32) -> Self {
@@ -93,7 +106,8 @@ impl<const N: usize> Recorders<N> {
         }
         max(&mut self.max_wait, wait);
         max(&mut self.max_sojourn, &sojourn);
-        let mut wait_bins = [0u32; N];
+        let mut aligned_bins = Aligned([0u32; N]);
+        let wait_bins = &mut aligned_bins.0;
         for l in 0..N {
             wait_bins[l] = hist_bin(wait[l] * self.inv_scale);
         }
