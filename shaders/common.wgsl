@@ -1,6 +1,6 @@
 // Declarations shared by every kernel: the engine contract (src/contract/,
 // field for field), the bindings, and the per-replication recorder (the twin
-// of `Recorder` in src/engine/cpu.rs). Prepended, with rng.wgsl and
+// of `Recorders` in src/engine/cpu/record.rs). Prepended, with rng.wgsl and
 // sampling.wgsl, to each kernel file by src/engine/gpu/pipelines.rs. Every
 // struct here has a Rust twin (in src/contract/ or src/engine/gpu/layout.rs,
 // whose test checks them against this file's layout).

@@ -1,6 +1,6 @@
 // The dispatch kernel: all R single-worker FIFO servers of a replication
 // behind routers that decide on what they know (jsq, pod, jiq, lwl, and
-// central with several routers). Twin of src/engine/dispatch.rs: read its
+// central with several routers). Twin of src/engine/cpu/dispatch.rs: read its
 // doc comment for the model, the data structures and the order in which
 // random words are drawn; this file follows it step for step.
 //

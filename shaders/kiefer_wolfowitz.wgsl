@@ -1,6 +1,7 @@
 // c FCFS servers behind one queue: the Kiefer-Wolfowitz recursion with a
-// binary min-heap of free-at times. Twin of `kiefer_wolfowitz` in
-// src/engine/cpu.rs (read its doc comment for the rebasing argument).
+// binary min-heap of free-at times. Twin of
+// src/engine/cpu/kiefer_wolfowitz.rs (read the doc comment of its
+// `kiefer_wolfowitz_traced` for the rebasing argument).
 // The heap lives in storage memory, interleaved across invocations
 // (element i of lane L at i * info.lanes + L) so that neighbouring lanes
 // touch neighbouring words.
@@ -78,7 +79,8 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
         let wait = max(free - t, 0.0);
         let service = draw_service(p.service);
         // Replace the root by the new free-at time, sifting it down through
-        // all `depth` levels (twin of `replace_roots` in src/engine/cpu.rs):
+        // all `depth` levels (twin of `replace_roots` in
+        // src/engine/cpu/kiefer_wolfowitz.rs):
         // once x has found its place the hole stops moving, and what is
         // parked there meanwhile is overwritten by x. A trip count fixed
         // per point and selects instead of branches: no divergence.

@@ -1,5 +1,5 @@
 // One FIFO server per replication: Lindley's recursion W' = max(0, W + S - A).
-// Twin of `lindley` in src/engine/cpu.rs. One replication per invocation,
+// Twin of src/engine/cpu/lindley.rs. One replication per invocation,
 // all state in registers within a pass; one workgroup per tile.
 
 // Runs customers [info.begin, info.end) of replication `rep`; its state

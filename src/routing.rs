@@ -12,7 +12,7 @@
 //! multi-server FCFS queue (Kiefer–Wolfowitz).
 //!
 //! The dynamic policies decide on the state of every server, so no single
-//! queue stands for the system: the dispatch kernel (`engine::dispatch`)
+//! queue stands for the system: the dispatch kernel (`engine::cpu::dispatch`)
 //! simulates all R single-worker FIFO servers of a replication together:
 //! - `jsq`: join the shortest queue (fewest requests present, queued + in
 //!   service), ties broken uniformly at random;

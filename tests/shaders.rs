@@ -30,7 +30,7 @@ fn every_kernel_validates() {
 
 #[test]
 fn workgroup_memory_fits_the_default_limit() {
-    // WebGPU guarantees 16 KiB of workgroup memory; the two histograms must fit.
+    // WebGPU guarantees 16 KiB of workgroup memory; the wait histogram must fit.
     let bytes = qsweep::contract::HIST_BINS * 4;
     assert!(bytes <= 16_384, "{bytes} bytes of workgroup histograms");
 }

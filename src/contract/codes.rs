@@ -106,7 +106,7 @@ wire_enum! {
         KieferWolfowitz = 1 => "KERNEL_KIEFER_WOLFOWITZ",
         /// The whole system of `servers` FIFO servers behind one or more
         /// routers that dispatch each arrival on what they know
-        /// (`engine::dispatch`, `shaders/dispatch.wgsl`). Encoding:
+        /// (`engine::cpu::dispatch`, `shaders/dispatch.wgsl`). Encoding:
         /// `thinning` = [`Thinning::None`] (the kernel sees every arrival),
         /// `servers` = R, `route_n` = the [`DispatchPolicy`], `choices` and
         /// `routers` as documented on [`PointParams`](super::PointParams).

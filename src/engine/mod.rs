@@ -1,12 +1,13 @@
-//! Engines: the CPU reference (`cpu`) and the WGSL kernels on wgpu (`gpu`).
+//! Engines: the CPU reference (`cpu`, each file the twin of a kernel in
+//! `shaders/`) and the WGSL kernels on wgpu (`gpu`).
 //!
 //! Both implement [`Engine`]: a [`Batch`] of points and tiles in, a
-//! [`BatchOutput`] of per-replication results and per-slot histograms out.
+//! [`BatchOutput`] of per-replication results and one wait histogram per
+//! slot out.
 //! `schedule` turns grid points into tiles; `stats` reads the output;
 //! `opcount` estimates a kernel's operations per customer for `qsweep bench`.
 
 pub mod cpu;
-pub mod dispatch;
 pub mod gpu;
 pub mod opcount;
 pub mod schedule;

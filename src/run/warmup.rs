@@ -47,7 +47,7 @@
 //! replications of at most [`DISPATCH_PILOT_START_MAX`] customers (doubling
 //! up to [`DISPATCH_PILOT_MAX`]), and it resolves transients only to a
 //! section (customers / 40). A per-customer trace hook in
-//! `engine::dispatch` (as `cpu::lindley_traced` has) would make it as
+//! `engine::cpu::dispatch` (as `cpu::lindley_traced` has) would make it as
 //! sharp and as cheap as the others.
 //!
 //! Unstable points (ρ ≥ 1, `--allow-unstable`) have no steady state to warm
@@ -59,8 +59,8 @@ use std::sync::Mutex;
 pub use super::point::Pilot;
 use super::point::PreparedPoint;
 use crate::contract::{Kernel, PointParams, HIST_BINS};
+use crate::engine::cpu::dispatch;
 use crate::engine::cpu::{kiefer_wolfowitz_traced, lindley_traced, LANES};
-use crate::engine::dispatch;
 
 /// Customers per MSER batch.
 pub const MSER_BATCH: usize = 5;

@@ -61,7 +61,7 @@
 
 use std::cell::RefCell;
 
-use super::cpu::Recorders;
+use super::record::Recorders;
 use crate::contract::{
     dispatch, rebase_period, rep_status, DispatchPolicy, PointParams, RepResult,
 };

@@ -1,0 +1,151 @@
+//! Recording a customer: the CPU twin of `Recorder` and `rec_init`,
+//! `rec_record`, `rec_flush` and `rec_finish` in `shaders/common.wgsl`.
+//!
+//! Every kernel hands each recorded customer's wait, service and
+//! interarrival time here. The means are f32 sums over blocks of
+//! `SUM_BLOCK` customers folded into Kahan sums, in the GPU's order, so
+//! the two engines round alike; the wait also goes to the slot's one wait
+//! histogram (`hist_bin`), from which the host reads percentiles.
+
+use crate::contract::{hist_bin, RepResult, SUM_BLOCK};
+
+/// Classic Kahan summation (Kahan 1965), in f32 as on the GPU.
+#[derive(Clone, Copy, Default)]
+struct Kahan {
+    sum: f32,
+    carry: f32,
+}
+
+impl Kahan {
+    #[inline(always)]
+    fn add(&mut self, x: f32) {
+        let y = x - self.carry;
+        let t = self.sum + y;
+        self.carry = (t - self.sum) - y;
+        self.sum = t;
+    }
+}
+
+#[inline(always)]
+fn add<const N: usize>(acc: &mut [f32; N], x: &[f32; N]) {
+    for (a, x) in acc.iter_mut().zip(x) {
+        *a += x;
+    }
+}
+
+#[inline(always)]
+fn max<const N: usize>(acc: &mut [f32; N], x: &[f32; N]) {
+    for (a, x) in acc.iter_mut().zip(x) {
+        *a = a.max(*x);
+    }
+}
+
+/// Per-replication accumulators of `N` lanes (the twin of `Recorder` in
+/// `shaders/common.wgsl`): f32 block sums folded into Kahan sums.
+///
+/// Laid out for the lock-step loops, whose state lives in the stack frame:
+/// the lane arrays come first, so with 8 lanes each is one aligned AVX2
+/// vector, and the cache-line alignment makes the compiler align the whole
+/// frame, so the layout no longer depends on the callers' frames. Left to
+/// chance, vectors straddling cache lines cut the Lindley loop's throughput
+/// by a third when this file was split out of `cpu.rs` (a split store
+/// cannot forward to the loads that follow it).
+#[repr(C, align(64))]
+pub(super) struct Recorders<const N: usize> {
+    block: [[f32; N]; 4],
+    block_waited: [f32; N],
+    max_wait: [f32; N],
+    max_sojourn: [f32; N],
+    waited: [u32; N],
+    /// wait, sojourn, service, interarrival
+    total: [[Kahan; 4]; N],
+    in_block: u32,
+    inv_scale: f32,
+}
+
+/// Lanes kept in one aligned vector, as [`Recorders`]' arrays are.
+#[repr(C, align(32))]
+struct Aligned<T>(T);
+
+impl<const N: usize> Recorders<N> {
+    pub(super) fn new(inv_scale: f32) -> Self {
+        Self {
+            inv_scale,
+            total: [[Kahan::default(); 4]; N],
+            block: [[0.0; N]; 4],
+            in_block: 0,
+            block_waited: [0.0; N],
+            waited: [0; N],
+            max_wait: [0.0; N],
+            max_sojourn: [0.0; N],
+        }
+    }
+
+    /// Record one customer per lane; only the first `active` lanes count in
+    /// the wait histogram (the rest pad a partial group).
+    #[inline(always)]
+    pub(super) fn record(
+        &mut self,
+        hist: &mut [u32],
+        active: usize,
+        wait: &[f32; N],
+        service: &[f32; N],
+        interarrival: &[f32; N],
+    ) {
+        let mut sojourn = [0.0f32; N];
+        for l in 0..N {
+            sojourn[l] = wait[l] + service[l];
+        }
+        add(&mut self.block[0], wait);
+        add(&mut self.block[1], &sojourn);
+        add(&mut self.block[2], service);
+        add(&mut self.block[3], interarrival);
+        // Counted in f32 within a block (exact below 2^24), flushed to u32.
+        for (n, w) in self.block_waited.iter_mut().zip(wait) {
+            *n += if *w > 0.0 { 1.0 } else { 0.0 };
+        }
+        max(&mut self.max_wait, wait);
+        max(&mut self.max_sojourn, &sojourn);
+        let mut aligned_bins = Aligned([0u32; N]);
+        let wait_bins = &mut aligned_bins.0;
+        for l in 0..N {
+            wait_bins[l] = hist_bin(wait[l] * self.inv_scale);
+        }
+        for l in 0..active {
+            hist[wait_bins[l] as usize] += 1;
+        }
+        self.in_block += 1;
+        if self.in_block == SUM_BLOCK {
+            self.flush();
+        }
+    }
+
+    #[inline(always)]
+    fn flush(&mut self) {
+        for l in 0..N {
+            for k in 0..4 {
+                self.total[l][k].add(self.block[k][l]);
+            }
+            self.waited[l] += self.block_waited[l] as u32;
+        }
+        self.block = [[0.0; N]; 4];
+        self.block_waited = [0.0; N];
+        self.in_block = 0;
+    }
+
+    pub(super) fn finish(mut self, customers: u32, status: [u32; N]) -> [RepResult; N] {
+        self.flush();
+        let n = customers.max(1) as f32;
+        std::array::from_fn(|l| RepResult {
+            mean_wait: self.total[l][0].sum / n,
+            mean_sojourn: self.total[l][1].sum / n,
+            p_wait: self.waited[l] as f32 / n,
+            max_wait: self.max_wait[l],
+            max_sojourn: self.max_sojourn[l],
+            mean_service: self.total[l][2].sum / n,
+            mean_interarrival: self.total[l][3].sum / n,
+            customers,
+            status: status[l],
+        })
+    }
+}
