@@ -2,7 +2,7 @@
 // of peak: sixteen independent multiply-add chains per invocation (four
 // vec4s), enough to hide the latency of the arithmetic units, and nothing
 // else. Each a * k + c counts as two operations, as in src/engine/opcount.rs.
-// PEAK_ITERATIONS is prepended by src/engine/gpu.rs; the loop stays under
+// PEAK_ITERATIONS is prepended by src/engine/gpu/peak.rs; the loop stays under
 // lavapipe's 65535 iterations per invocation.
 
 @group(0) @binding(0) var<storage, read_write> sink: array<f32>;

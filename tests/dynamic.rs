@@ -7,7 +7,7 @@
 //! the router that sent them), decisions by linear scans, and its own random
 //! numbers (`rand`'s StdRng), so it shares nothing with the engine but the
 //! model. The engine runs through the real path (spec text → grid points →
-//! `sweep::prepare` → CPU engine), and the two must agree in distribution:
+//! `run::prepare` → CPU engine), and the two must agree in distribution:
 //! mean wait, P(wait > 0) and the wait percentiles, each within 4 combined
 //! standard errors (from the replications for means, from 16 sections for
 //! percentiles) plus 1% for the engine's histogram resolution. Seeds are
@@ -30,7 +30,7 @@ use qsweep::contract::{rep_status, DispatchPolicy, Kernel, Law, LawKind, PointPa
 use qsweep::engine::cpu::CpuEngine;
 use qsweep::engine::schedule::tiles_for_point;
 use qsweep::engine::{Batch, Engine};
-use qsweep::run as sweep;
+use qsweep::run;
 use qsweep::spec::{GridPoint, Spec};
 use qsweep::stats::{point_stats, PointStats};
 use rand::rngs::StdRng;
@@ -296,7 +296,7 @@ fn agree(what: &str, a: (f64, f64), b: (f64, f64), slack: f64) {
 fn engine_points(toml: &str) -> Vec<(GridPoint, Vec<RepResult>, PointStats)> {
     let spec = Spec::from_toml_str(toml, "test", Path::new("."))
         .unwrap_or_else(|e| panic!("test spec rejected: {e}\n{toml}"));
-    let (prepared, table) = sweep::prepare(&spec, spec.points());
+    let (prepared, table) = run::prepare(&spec, spec.points());
     let mut engine = CpuEngine::new(0);
     prepared
         .iter()
@@ -692,7 +692,7 @@ fn one_router_changes_nothing() {
     };
     let params = |toml: &str| {
         let spec = Spec::from_toml_str(toml, "test", Path::new(".")).unwrap();
-        let (prepared, _) = sweep::prepare(&spec, spec.points());
+        let (prepared, _) = run::prepare(&spec, spec.points());
         prepared.iter().map(|p| p.params).collect::<Vec<_>>()
     };
     let default = params(&text(""));
@@ -718,7 +718,7 @@ fn one_router_changes_nothing() {
         .map(|g| (g.routing.name(), g.routers))
         .collect();
     assert_eq!(summary, [("random", 1), ("central", 1), ("central", 3)]);
-    let (prepared, _) = sweep::prepare(&spec, points);
+    let (prepared, _) = run::prepare(&spec, points);
     assert_eq!(prepared[1].params.kernel(), Kernel::KieferWolfowitz);
     assert_eq!(
         (
@@ -786,14 +786,14 @@ fn overflowing_queues_are_an_error_naming_the_point() {
     let toml = "[sweep]\nrouting = [\"jsq\"]\nservers = [1]\nrho = [0.5, 1.5]\nservice = [\"exp(mean=1)\"]\n\n\
                 [run]\nreps = 4\ncustomers = 20000\nwarmup = 0\nallow_unstable = true\n";
     let spec = Spec::from_toml_str(toml, "test", Path::new(".")).unwrap();
-    let (prepared, table) = sweep::prepare(&spec, spec.points());
+    let (prepared, table) = run::prepare(&spec, spec.points());
     let mut seen = Vec::new();
-    let err = sweep::run_points(
+    let err = run::run_points(
         &prepared,
         &table,
         4,
         &mut CpuEngine::new(0),
-        &mut |r: sweep::PointResult| {
+        &mut |r: run::PointResult| {
             seen.push(r.point.grid.index);
             Ok(())
         },

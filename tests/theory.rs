@@ -1,9 +1,9 @@
 //! The simulator against exact queueing theory, on both engines.
 //!
 //! Each test builds a small grid through the real path (spec text →
-//! `Spec::points` → `sweep::prepare` → `sweep::run_points`, see
+//! `Spec::points` → `run::prepare` → `run::run_points`, see
 //! `common::simulate`) and checks every point against the exact analytic
-//! baseline that `sweep::baseline` attaches to its CSV row. Tolerances come
+//! baseline that `run::baseline` attaches to its CSV row. Tolerances come
 //! from the run's own confidence intervals, never from guesses:
 //! - mean wait: |sim − exact| ≤ 1.5 × the 95% CI over replications (≈ 2.9
 //!   standard errors), and the CI itself ≤ 10% of exact;

@@ -328,15 +328,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn struct_sizes_match_wgsl() {
-        // Sizes the WGSL declarations in shaders/common.wgsl must have.
-        assert_eq!(std::mem::size_of::<Law>(), 48);
-        assert_eq!(std::mem::size_of::<PointParams>(), 2 * 48 + 12 * 4);
-        assert_eq!(std::mem::size_of::<Tile>(), 16);
-        assert_eq!(std::mem::size_of::<RepResult>(), 36);
-    }
-
-    #[test]
     fn bins_contain_their_values_within_one_percent() {
         let mut v = 2f32.powi(HIST_MIN_EXP);
         while v < 2f32.powi(HIST_MIN_EXP + HIST_OCTAVES as i32) {

@@ -990,7 +990,7 @@ fn law_names_round_trip() {
     );
 }
 
-/// The mapping `sweep.rs` used before `Dist::law_moments` existed: the
+/// The mapping `run::point` (then `sweep.rs`) used before `Dist::law_moments` existed: the
 /// family from the law's name, with an `Empirical` fallback.
 fn law_moments_by_name(d: &Dist) -> crate::analytic::LawMoments {
     use crate::analytic::{Family, LawMoments};

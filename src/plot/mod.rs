@@ -62,7 +62,8 @@ mod tests;
 
 use load::load;
 use output::{write_figure, Format};
-use render::{figure_size, DrawStats};
+use panel::DrawStats;
+use render::figure_size;
 use style::ensure_font;
 
 /// Options of `qsweep plot`.  Use `PlotOptions { y: ..., ..Default::default() }`.

@@ -10,7 +10,8 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use super::load::Loaded;
-use super::render::{render, DrawStats};
+use super::panel::DrawStats;
+use super::render::render;
 use super::style::Geom;
 use super::{PlotError, PlotOptions};
 

@@ -13,12 +13,21 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::load::{Loaded, PanelInfo, SeriesMeta};
 use super::markers::{draw_clamped, draw_error_bar, draw_marker, group_color, group_shape, Clamp};
-use super::render::DrawStats;
 use super::style::{text_size, Geom, AXIS_GREY, META_GREY};
 use super::ticks::{
     axis_limits, linear_ticks, log_ticks, lookup_label, Scale, SharedXAxis, TickedAxis, Ticks,
 };
 use super::{PlotOptions, Series};
+
+/// Counts of what was drawn; used by tests to check error bars / clamped markers.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub(super) struct DrawStats {
+    pub(super) ci_bars: usize,
+    pub(super) markers: usize,
+    pub(super) hollow_markers: usize,
+    pub(super) clamped_markers: usize,
+    pub(super) dashed_segments: usize,
+}
 
 type DrawResult<T, DB> = Result<T, DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
 

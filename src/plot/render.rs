@@ -12,19 +12,9 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::legend::{self, Legend};
 use super::load::Loaded;
-use super::panel::draw_panels;
+use super::panel::{draw_panels, DrawStats};
 use super::style::{text_size, Geom};
 use super::PlotOptions;
-
-/// Counts of what was drawn; used by tests to check error bars / clamped markers.
-#[derive(Debug, Default, Clone, Copy, PartialEq)]
-pub(super) struct DrawStats {
-    pub(super) ci_bars: usize,
-    pub(super) markers: usize,
-    pub(super) hollow_markers: usize,
-    pub(super) clamped_markers: usize,
-    pub(super) dashed_segments: usize,
-}
 
 /// Automatic size of one panel in logical pixels.
 const PANEL_W: u32 = 470;

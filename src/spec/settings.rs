@@ -22,7 +22,7 @@
 //! Then use the setting where it takes effect. If it describes the machine
 //! rather than the study (as `out`, `threads`, `backend` and `adapter` do),
 //! also reset it in `provenance::canonical_toml` (so it stays out of the
-//! spec hash) and allow its flag in `load_from_meta` in `commands.rs`.
+//! spec hash) and allow its flag in `load_from_meta` in `run/session.rs`.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

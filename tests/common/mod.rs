@@ -6,7 +6,7 @@ use std::path::Path;
 use qsweep::analytic::Baseline;
 use qsweep::engine::gpu::{AdapterChoice, GpuEngine};
 use qsweep::engine::Engine;
-use qsweep::run::{self as sweep, PointResult};
+use qsweep::run::{self, PointResult};
 use qsweep::spec::{GridPoint, Spec};
 use qsweep::stats::PointStats;
 
@@ -28,26 +28,22 @@ pub fn gpu_or_skip(test: &str) -> Option<GpuEngine> {
 }
 
 /// Runs a spec (TOML text, as a spec file would hold it) through the real
-/// path, `Spec::from_toml_str` → `points` → `sweep::prepare` →
-/// `sweep::run_points`, and returns every grid point in grid order with its
+/// path, `Spec::from_toml_str` → `points` → `run::prepare` →
+/// `run::run_points`, and returns every grid point in grid order with its
 /// statistics and its analytic baseline.
 pub fn simulate(toml: &str, engine: &mut dyn Engine) -> Vec<(GridPoint, PointStats, Baseline)> {
     let spec = Spec::from_toml_str(toml, "test", Path::new("."))
         .unwrap_or_else(|e| panic!("test spec rejected: {e}\n{toml}"));
     let points = spec.points();
-    let (prepared, table) = sweep::prepare(&spec, points);
+    let (prepared, table) = run::prepare(&spec, points);
     let mut out = Vec::new();
-    sweep::run_points(
+    run::run_points(
         &prepared,
         &table,
         spec.run.reps,
         engine,
         &mut |r: PointResult| {
-            out.push((
-                r.point.grid.clone(),
-                r.stats,
-                sweep::baseline(&r.point.grid),
-            ));
+            out.push((r.point.grid.clone(), r.stats, run::baseline(&r.point.grid)));
             Ok(())
         },
     )

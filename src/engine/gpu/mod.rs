@@ -19,7 +19,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 
 use super::{Batch, BatchOutput, Engine};
-use crate::contract::{Kernel, HIST_BINS};
+use crate::contract::{Kernel, LawKind, Thinning, HIST_BINS};
 
 mod adapter;
 mod buffers;
@@ -35,8 +35,7 @@ pub use adapter::{list_adapters, AdapterChoice, AdapterDesc};
 pub use layout::{DispatchInfo, LaneState};
 pub use peak::{peak_source, PEAK_WGSL};
 pub use pipelines::{
-    kernel_sources, Specialization, DISPATCH_WGSL, KIEFER_WOLFOWITZ_WGSL, LINDLEY_WGSL,
-    PRIVATE_HEAP_SIZE,
+    Specialization, DISPATCH_WGSL, KIEFER_WOLFOWITZ_WGSL, LINDLEY_WGSL, PRIVATE_HEAP_SIZE,
 };
 pub use plan::{pass_customers, LOOP_BUDGET, MAX_GPU_SERVERS, TARGET_DISPATCH_SECONDS};
 
@@ -170,4 +169,42 @@ impl Engine for GpuEngine {
         )?;
         readback::batch_output(&self.gpu, batch, &plan, &buffers)
     }
+}
+
+/// Sources of a representative set of pipelines, for validation: each
+/// kernel with every service law, every arrival law and every thinning.
+pub fn kernel_sources() -> Vec<(String, String)> {
+    let mut specs = Vec::new();
+    for &kernel in Kernel::ALL {
+        for &law in LawKind::ALL {
+            for &thinning in Thinning::ALL {
+                specs.push(Specialization {
+                    arrival: law,
+                    thinning,
+                    ..Specialization::plain(kernel)
+                });
+            }
+            specs.push(Specialization {
+                service: law,
+                ..Specialization::plain(kernel)
+            });
+        }
+    }
+    let peak = ("peak".to_string(), peak_source());
+    specs
+        .into_iter()
+        .map(|s| {
+            (
+                format!(
+                    "{}[arrival {} service {} thinning {}]",
+                    s.name(),
+                    s.arrival.code(),
+                    s.service.code(),
+                    s.thinning.code()
+                ),
+                s.source(),
+            )
+        })
+        .chain(std::iter::once(peak))
+        .collect()
 }

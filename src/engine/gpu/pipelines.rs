@@ -10,7 +10,6 @@ use std::collections::HashMap;
 
 use anyhow::{bail, Result};
 
-use super::peak::peak_source;
 use crate::contract::{Kernel, LawKind, PointParams, Thinning};
 
 /// What a pipeline is compiled for: the kernel and, as WGSL constants, the
@@ -91,44 +90,6 @@ impl Specialization {
             private_heap = self.private_heap,
         )
     }
-}
-
-/// Sources of a representative set of pipelines, for validation: each
-/// kernel with every service law, every arrival law and every thinning.
-pub fn kernel_sources() -> Vec<(String, String)> {
-    let mut specs = Vec::new();
-    for &kernel in Kernel::ALL {
-        for &law in LawKind::ALL {
-            for &thinning in Thinning::ALL {
-                specs.push(Specialization {
-                    arrival: law,
-                    thinning,
-                    ..Specialization::plain(kernel)
-                });
-            }
-            specs.push(Specialization {
-                service: law,
-                ..Specialization::plain(kernel)
-            });
-        }
-    }
-    let peak = ("peak".to_string(), peak_source());
-    specs
-        .into_iter()
-        .map(|s| {
-            (
-                format!(
-                    "{}[arrival {} service {} thinning {}]",
-                    s.name(),
-                    s.arrival.code(),
-                    s.service.code(),
-                    s.thinning.code()
-                ),
-                s.source(),
-            )
-        })
-        .chain(std::iter::once(peak))
-        .collect()
 }
 
 /// Compile `source`'s entry point `main`; `name` labels it in errors.

@@ -12,15 +12,9 @@ use super::buffers::BatchBuffers;
 use super::layout::DispatchInfo;
 use super::pipelines::PipelineCache;
 use super::plan::{BatchPlan, DispatchPlan, KernelRates};
-use super::timer::PassTimer;
+use super::timer::{PassTimer, PASSES_IN_FLIGHT};
 use super::OpenDevice;
 use crate::contract::{Kernel, TILE_REPS};
-
-/// Simulation passes queued on the device at once. The device starts the
-/// next as soon as one ends instead of idling while the host reads the last
-/// one's timer and encodes the next (the queue runs them in order, so a
-/// replication's passes still follow one another).
-pub(super) const PASSES_IN_FLIGHT: usize = 2;
 
 /// Run every pass of `plan` on `buffers`, updating `rates`; returns the
 /// device seconds they took (timestamp queries when `timestamps`, else the

@@ -4,7 +4,11 @@
 
 use anyhow::{anyhow, Result};
 
-use super::submit::PASSES_IN_FLIGHT;
+/// Simulation passes queued on the device at once. The device starts the
+/// next as soon as one ends instead of idling while the host reads the last
+/// one's timer and encodes the next (the queue runs them in order, so a
+/// replication's passes still follow one another).
+pub(super) const PASSES_IN_FLIGHT: usize = 2;
 
 /// Timestamp queries around each pass, one slot per pass in flight, each
 /// with its own staging buffer so reading one slot never waits for another.
