@@ -49,9 +49,6 @@ pub enum Routing {
     Lwl,
 }
 
-/// The accepted names, for messages.
-pub const ROUTING_NAMES: &str = "random, round_robin, central, jsq, pod, jiq, lwl";
-
 impl Routing {
     pub const ALL: [Routing; 7] = [
         Routing::Random,
@@ -62,6 +59,11 @@ impl Routing {
         Routing::Jiq,
         Routing::Lwl,
     ];
+
+    /// Every name, for messages: "random, round_robin, ...".
+    pub fn names() -> String {
+        Self::ALL.map(Routing::name).join(", ")
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -174,7 +176,8 @@ impl FromStr for Routing {
             "jiq" => Ok(Routing::Jiq),
             "lwl" => Ok(Routing::Lwl),
             other => Err(format!(
-                "unknown routing '{other}'; expected one of {ROUTING_NAMES}"
+                "unknown routing '{other}'; expected one of {}",
+                Routing::names()
             )),
         }
     }
@@ -220,5 +223,14 @@ mod tests {
             (Kernel::Dispatch, DispatchPolicy::Central.code())
         );
         assert_eq!(Routing::Random.shape(7, 1, 3), Routing::Random.queue(7, 1));
+    }
+
+    #[test]
+    fn the_routing_flags_help_lists_every_policy() {
+        // clap's help comes from a doc comment, which cannot be computed:
+        // this keeps it in step with the enum.
+        let flags = include_str!("spec/flags.rs");
+        let help = format!("/// Routing policies: {} [list]", Routing::names());
+        assert!(flags.contains(&help), "spec/flags.rs lacks '{help}'");
     }
 }

@@ -32,7 +32,6 @@ pub const DEFAULT_CHOICES: u32 = 2;
 /// Default of the `routers` axis.
 pub const DEFAULT_ROUTERS: u32 = 1;
 
-const EXPECT_ROUTING: &str = "one of random, round_robin, central, jsq, pod, jiq, lwl";
 const EXPECT_CHOICES: &str = "integers from 1 to 32 (servers sampled per request by pod)";
 const EXPECT_ROUTERS: &str =
     "integers from 1 to 1024 (routers that each see only their own requests)";
@@ -91,10 +90,11 @@ impl Axes {
             match key {
                 "routing" => {
                     let mut out = Vec::new();
-                    for e in axis_items(v, &loc, EXPECT_ROUTING)? {
+                    let expect_routing = format!("one of {}", Routing::names());
+                    for e in axis_items(v, &loc, &expect_routing)? {
                         let r = match e.get_ref() {
                             DeValue::String(s) => s.parse::<Routing>(),
-                            other => Err(invalid(&show(other), EXPECT_ROUTING)),
+                            other => Err(invalid(&show(other), &expect_routing)),
                         };
                         out.push(r.map_err(|m| elem_loc(e).err(m))?);
                     }
@@ -204,7 +204,8 @@ impl Axes {
     /// Applies the axis flags that were given, each replacing the whole
     /// axis; relative `file=` paths in flag values resolve against `cwd`.
     pub(super) fn apply_flags(&mut self, a: &SweepArgs, cwd: &Path) -> Result<(), SpecError> {
-        if let Some(v) = flag_list("routing", &a.routing, EXPECT_ROUTING, |s| s.parse())? {
+        let expect_routing = format!("one of {}", Routing::names());
+        if let Some(v) = flag_list("routing", &a.routing, &expect_routing, |s| s.parse())? {
             self.routing = Some(v);
         }
         let counts = |s: &str| {
@@ -288,12 +289,9 @@ impl Axes {
                 "{at} {key}: missing; expected {what} (or pass --{key})"
             ))
         };
-        let routing = self.routing.ok_or_else(|| {
-            missing(
-                "routing",
-                "a list of random, round_robin, central, jsq, pod, jiq, lwl",
-            )
-        })?;
+        let routing = self
+            .routing
+            .ok_or_else(|| missing("routing", &format!("a list of {}", Routing::names())))?;
         let servers = self
             .servers
             .ok_or_else(|| missing("servers", "a list of integers >= 1"))?;
