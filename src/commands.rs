@@ -14,7 +14,7 @@ use qsweep::output::{self, num};
 use qsweep::plot::{plot_csv, PlotOptions};
 use qsweep::progress::{self, Progress};
 use qsweep::run::session::{self, Session};
-use qsweep::run::{interrupt, resume, PointResult};
+use qsweep::run::{estimate, interrupt, resume, rounds, PointResult};
 use qsweep::spec::{Spec, SweepArgs, SEED_SOURCE};
 use qsweep::stats::P99;
 
@@ -39,6 +39,11 @@ pub struct RunArgs {
     /// --backend, --adapter, --threads and --shard may change, nothing else
     #[arg(long, value_name = "META")]
     pub from_meta: Option<PathBuf>,
+    /// Show the grid, customers, memory and an estimated time (from a
+    /// sub-second calibration on the chosen backend), then stop: nothing is
+    /// simulated or written
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// `qsweep run`: simulate the grid (or a shard of it), one CSV row per point,
@@ -68,13 +73,39 @@ pub fn run(args: &RunArgs) -> Result<()> {
     )?;
     say(&format!("qsweep: backend: {}", chosen.reason));
     let mut engine = chosen.engine;
+    if args.dry_run {
+        return dry_run(&session, engine.as_mut(), &chosen.reason);
+    }
     let first_label = engine.label();
     let todo = session.begin(&first_label, &say)?;
     interrupt::set_resume_hint(&session.resume_hint());
     interrupt::install();
     say(&session.banner());
+    let planned: f64 = todo
+        .iter()
+        .map(|p| f64::from(rounds::first_round(p, run.reps)) * rounds::rep_customers(p))
+        .sum();
+    if estimate::could_be_long(
+        planned,
+        engine.streams(),
+        CpuEngine::new(run.threads).threads,
+    ) {
+        // Long enough to be worth a sub-second look before starting.
+        let cal = estimate::calibrate(engine.as_mut(), &todo, &session.table)?;
+        let est = estimate::time_estimate(&todo, run.reps, &cal);
+        if est.seconds > estimate::LONG_RUN_SECONDS {
+            say(&format!(
+                "qsweep: this run will take about {} ({:.3e} customers at {:.3e}/s measured on \
+                 {}); Ctrl-C stops it and --resume continues it",
+                progress::duration(est.seconds),
+                est.customers,
+                est.customers / est.seconds,
+                engine.label()
+            ));
+        }
+    }
 
-    let mut progress = Progress::new(mode, session.in_file, session.done_before);
+    let mut progress = Progress::new(mode, session.in_file, session.done_before, planned);
     let mut wide_points: Vec<u32> = Vec::new();
     let wall = std::time::Instant::now();
     let table = session.table.clone();
@@ -144,6 +175,59 @@ pub fn run(args: &RunArgs) -> Result<()> {
         session.engines(),
         session.sim_customers / session.sim_seconds.max(1e-9)
     );
+    Ok(())
+}
+
+/// `qsweep run --dry-run`: what the run would be, on stdout.
+fn dry_run(session: &Session, engine: &mut dyn Engine, backend: &str) -> Result<()> {
+    let spec = &session.spec;
+    let todo = session.pending();
+    let mut lines = vec![format!(
+        "qsweep run --dry-run: nothing simulated, nothing written\ngrid: {} points ({})",
+        session.total,
+        session.axes()
+    )];
+    if todo.len() as u64 != session.total {
+        lines.push(format!(
+            "to run: {} of them{}",
+            todo.len(),
+            if session.resuming {
+                " (the rest are in the CSV already)"
+            } else {
+                " (this shard)"
+            }
+        ));
+    }
+    let cal = estimate::calibrate(engine, &todo, &session.table)?;
+    let est = estimate::time_estimate(&todo, spec.run.reps, &cal);
+    lines.push(format!(
+        "customers: {:.3e} in all, warm-up included ({} per replication){}",
+        est.customers,
+        u64::from(spec.run.customers) + u64::from(spec.run.warmup),
+        match est.most {
+            Some((c, _)) => format!("; --precision may take up to {c:.3e}"),
+            None => String::new(),
+        }
+    ));
+    lines.push(format!(
+        "memory: {}; limit {} ({})",
+        estimate::describe_memory(&session.memory),
+        qsweep::memory::human(session.memory_limit.bytes),
+        session.memory_limit.source
+    ));
+    lines.push(format!("backend: {backend}"));
+    let most = match est.most {
+        Some((_, s)) => format!(" (up to {} under --precision)", progress::duration(s)),
+        None => String::new(),
+    };
+    lines.push(format!(
+        "time: about {}{most}, at {:.3e} customers/s measured in {:.1} s",
+        progress::duration(est.seconds),
+        est.customers / est.seconds.max(1e-9),
+        cal.seconds
+    ));
+    lines.push(format!("output: {} (not written)", session.out.display()));
+    println!("{}", lines.join("\n"));
     Ok(())
 }
 

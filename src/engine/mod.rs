@@ -6,12 +6,25 @@
 //! slot out.
 //! `schedule` turns grid points into tiles; `stats` reads the output;
 //! `opcount` estimates a kernel's operations per customer for `qsweep bench`.
+//!
+//! A call can be watched ([`Engine::run_watched`]): a [`Watch`] carries a
+//! stop flag, which the CPU engine checks every [`Watch::EVERY`] customers
+//! inside each replication and the GPU engine between passes, so even one
+//! enormous replication stops within milliseconds (the call then fails with
+//! [`Cancelled`] and its unfinished replications are dropped), and a counter
+//! of customers simulated, which the progress display reads while the call
+//! runs. Finished tiles are handed over as [`TileDone`]s: by the CPU engine
+//! as each finishes, so a long call still writes rows as points complete.
 
 pub mod cpu;
 pub mod gpu;
 pub mod opcount;
 pub mod schedule;
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use crate::contract::costs::loop_cost_per_customer;
 use crate::contract::{PointParams, RepResult, Tile, HIST_BINS};
 
 /// Work for one engine call.
@@ -52,9 +65,155 @@ pub fn hist_len(slots: u32) -> usize {
     slots as usize * HIST_BINS as usize
 }
 
+/// What an engine call watches while it runs (see the module notes).
+#[derive(Clone, Copy)]
+pub struct Watch<'a> {
+    /// Set to stop the call (Ctrl-C).
+    pub stop: &'a AtomicBool,
+    /// Customers simulated so far (warm-up included), added as the call
+    /// goes; for progress only.
+    pub customers: &'a AtomicU64,
+}
+
+impl Watch<'static> {
+    /// A watch that never stops and whose count nobody reads.
+    pub fn none() -> Watch<'static> {
+        static NEVER: AtomicBool = AtomicBool::new(false);
+        static COUNT: AtomicU64 = AtomicU64::new(0);
+        Watch {
+            stop: &NEVER,
+            customers: &COUNT,
+        }
+    }
+}
+
+impl Watch<'_> {
+    /// Customers a replication loop simulates between two checks of the
+    /// flag: about a millisecond of work for the cheapest kernel, and one
+    /// relaxed load and add per check, invisible beside the customers'
+    /// random draws.
+    pub const EVERY: u32 = 4096;
+
+    /// Counts `customers` more simulated; whether to stop.
+    #[inline]
+    pub fn tick(&self, customers: u64) -> bool {
+        self.customers.fetch_add(customers, Ordering::Relaxed);
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Whether the call was asked to stop.
+    #[inline]
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// An engine call stopped by its [`Watch`]: its unfinished replications
+/// are dropped (the tiles handed over before it stand).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the engine call was stopped")]
+pub struct Cancelled;
+
+/// One finished tile of a watched call.
+pub struct TileDone<'a> {
+    /// Its index in `batch.tiles`.
+    pub tile: usize,
+    /// Its replications' results, in replication order.
+    pub reps: &'a [RepResult],
+    /// Wait counts to add to the tile's histogram slot (`HIST_BINS` of
+    /// them), or empty: an engine that returns whole slots hands a slot's
+    /// counts over with its first tile.
+    pub hist: &'a [u64],
+    /// Engine seconds spent on the tile: its share of the call's time,
+    /// from the engine's own measurement where it has one.
+    pub seconds: f64,
+}
+
 /// A simulation backend.
 pub trait Engine {
     /// What the CSV's `backend` column says (e.g. `cpu`, `vulkan:llvmpipe (LLVM 15.0.7, 256 bits)`).
     fn label(&self) -> String;
     fn run(&mut self, batch: &Batch) -> anyhow::Result<BatchOutput>;
+
+    /// [`Engine::run`], watched: hands each finished tile to `done` on the
+    /// calling thread (all at the end unless [`Engine::streams`]), counts
+    /// customers into `watch.customers`, and fails with [`Cancelled`] soon
+    /// after `watch.stop` is set. An error from `done` ends the call and is
+    /// returned as it is.
+    fn run_watched(
+        &mut self,
+        batch: &Batch,
+        watch: Watch<'_>,
+        done: &mut dyn FnMut(TileDone<'_>) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        if watch.stopped() {
+            return Err(Cancelled.into());
+        }
+        let started = Instant::now();
+        let out = self.run(batch)?;
+        let weights: Vec<f64> = batch.tiles.iter().map(|t| tile_work(batch, t)).collect();
+        hand_over(
+            batch,
+            &out,
+            &weights,
+            started.elapsed().as_secs_f64(),
+            watch,
+            done,
+        )
+    }
+
+    /// Whether [`Engine::run_watched`] hands tiles over as they finish: a
+    /// long call then still reports points as they complete.
+    fn streams(&self) -> bool {
+        false
+    }
+}
+
+/// A tile's cost in the kernels' loop iterations (customers, warm-up
+/// included, times the loop cost per customer): the weight that shares a
+/// call's time out when nothing finer was measured.
+pub fn tile_work(batch: &Batch, t: &Tile) -> f64 {
+    let p = &batch.params[t.param_index as usize];
+    let per_rep = f64::from(p.customers) + f64::from(p.warmup);
+    f64::from(t.rep_count) * per_rep * loop_cost_per_customer(p) as f64
+}
+
+/// Hands a whole call's output over tile by tile: `seconds` shared out in
+/// proportion to `weights` (one per tile), each slot's histogram with the
+/// slot's first tile, the customers counted into `watch`.
+pub fn hand_over(
+    batch: &Batch,
+    out: &BatchOutput,
+    weights: &[f64],
+    seconds: f64,
+    watch: Watch<'_>,
+    done: &mut dyn FnMut(TileDone<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let total: f64 = weights.iter().sum();
+    let per_slot = HIST_BINS as usize;
+    let mut given = vec![false; batch.slots as usize];
+    let mut offset = 0usize;
+    for (i, t) in batch.tiles.iter().enumerate() {
+        let n = t.rep_count as usize;
+        let slot = t.hist_slot as usize;
+        let hist: &[u64] = if std::mem::replace(&mut given[slot], true) {
+            &[]
+        } else {
+            &out.hist[slot * per_slot..(slot + 1) * per_slot]
+        };
+        let p = &batch.params[t.param_index as usize];
+        watch.tick(n as u64 * (u64::from(p.customers) + u64::from(p.warmup)));
+        done(TileDone {
+            tile: i,
+            reps: &out.reps[offset..offset + n],
+            hist,
+            seconds: if total > 0.0 {
+                seconds * weights[i] / total
+            } else {
+                seconds / batch.tiles.len() as f64
+            },
+        })?;
+        offset += n;
+    }
+    Ok(())
 }

@@ -200,6 +200,38 @@ pub fn plot_csv(csv_path: &Path, out: &Path, opts: &PlotOptions) -> Result<PlotS
     Ok(plot_with_stats(csv_path, out, opts)?.0)
 }
 
+/// A PNG's pixels are held in memory (RGB, at `PNG_SCALE`× the logical
+/// size) before encoding: refused (a one-line error, exit 2) beyond the
+/// memory limit rather than aborting on the allocation. An SVG's size costs
+/// nothing.
+fn check_memory(out: &Path, format: Format, (w, h): (u32, u32)) -> Result<(), PlotError> {
+    if format != Format::Png {
+        return Ok(());
+    }
+    let s = output::PNG_SCALE;
+    let (pw, ph) = ((f64::from(w) * s) as u64, (f64::from(h) * s) as u64);
+    let bytes = pw.saturating_mul(ph).saturating_mul(3);
+    let data = |message: String| PlotError::Data {
+        file: out.display().to_string(),
+        message,
+    };
+    let limit = crate::memory::limit().map_err(|e| data(e.0))?;
+    if bytes <= limit.bytes {
+        return Ok(());
+    }
+    let most = ((limit.bytes / 3) as f64).sqrt() / s;
+    Err(data(
+        crate::memory::refusal(
+            "--width/--height",
+            &format!("a {w}×{h} figure ({pw}×{ph} pixels as PNG)"),
+            bytes,
+            &format!("at most about {most:.0}×{most:.0} (or an .svg file)"),
+            &limit,
+        )
+        .0,
+    ))
+}
+
 /// [`plot_csv`], also returning the counts of what was drawn (for tests).
 fn plot_with_stats(
     csv_path: &Path,
@@ -215,6 +247,7 @@ fn plot_with_stats(
         });
     }
     let size = figure_size(&loaded, opts);
+    check_memory(out, format, size)?;
     let stats = write_figure(out, format, &loaded, opts, size)?;
     Ok((loaded.summary, stats))
 }

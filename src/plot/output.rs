@@ -16,7 +16,7 @@ use super::style::Geom;
 use super::{PlotError, PlotOptions};
 
 /// Device pixels per logical pixel in PNG output.
-const PNG_SCALE: f64 = 2.0;
+pub(super) const PNG_SCALE: f64 = 2.0;
 
 /// Output formats, from the file name's extension (case-insensitive).
 #[derive(Clone, Copy, Debug, PartialEq)]

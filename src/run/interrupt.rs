@@ -1,6 +1,10 @@
-//! Ctrl-C and SIGTERM during a run: the first asks the run loop to stop after
-//! the points in flight (their rows are kept), the second exits at once. The
-//! CSV stays resumable either way; what to type to resume is printed.
+//! Ctrl-C and SIGTERM during a run: the first sets the stop flag, which the
+//! engines watch inside their calls (`engine::Watch`), so the run stops
+//! within milliseconds: every point finished before keeps its row, the
+//! points being simulated are dropped (a resumed run simulates them again),
+//! the `.meta.json` says `interrupted`, the process exits 130. A second one
+//! exits at once. The CSV stays resumable either way; what to type to
+//! resume is printed.
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -8,7 +12,7 @@ use std::sync::Mutex;
 
 use crate::provenance::{self, Meta, Status};
 
-/// Set by Ctrl-C (or SIGTERM): the run loop checks it between rounds.
+/// Set by Ctrl-C (or SIGTERM): the run loop and the engines watch it.
 static STOP: AtomicBool = AtomicBool::new(false);
 /// What a second Ctrl-C prints: how to resume.
 static RESUME_HINT: Mutex<String> = Mutex::new(String::new());
@@ -93,8 +97,8 @@ pub fn install() {
                 std::process::exit(130);
             }
             progress::say(
-                "qsweep: interrupt: finishing the points being simulated, then stopping (press \
-                 Ctrl-C again to stop at once)",
+                "qsweep: interrupt: stopping; the points being simulated are dropped (--resume \
+                 runs them again); press Ctrl-C again to stop at once",
             );
         }
     });

@@ -3,7 +3,7 @@
 //!
 //! - [`point`]: a grid point made ready for the engines (its `PointParams`,
 //!   analytic baseline, warm-up pilots), and what a finished point reports;
-//! - [`rounds`]: the one run loop (chunks of points, engine calls, rounds; a
+//! - [`rounds`]: the one run loop (engine calls cut by time, rounds; a
 //!   fixed-size run is its one-round case);
 //! - [`precision`]: the stopping rule of `--precision`;
 //! - [`warmup`]: `--warmup auto` (MSER-5 on CPU pilot runs);
@@ -11,11 +11,14 @@
 //!   `merge`, and carrying on after an engine failure;
 //! - [`session`]: the lifecycle of `qsweep run` around the loop: checks on
 //!   the output, the `.meta.json`, rows written as points finish;
-//! - [`interrupt`]: Ctrl-C and SIGTERM.
+//! - [`interrupt`]: Ctrl-C and SIGTERM;
+//! - [`estimate`]: a run's memory (refused beyond the limit before anything
+//!   is allocated) and time (calibrated on the engine), for `--dry-run`.
 //!
 //! Dependencies point one way: `session` → `resume` → `rounds` → `point` →
 //! (`precision`, `warmup`).
 
+pub mod estimate;
 pub mod interrupt;
 pub mod point;
 pub mod precision;
@@ -25,4 +28,4 @@ pub mod session;
 pub mod warmup;
 
 pub use point::{baseline, prepare, PointResult, PreparedPoint};
-pub use rounds::{run_points, run_points_until, Interrupted, CHUNK_CUSTOMERS, CHUNK_REPS};
+pub use rounds::{run_points, run_points_at, run_points_until, Interrupted, CHUNK_REPS};

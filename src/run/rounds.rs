@@ -24,29 +24,63 @@
 //!   round's batches as extra sections instead would mix batch quantiles of
 //!   different variances in one t interval.
 //!
-//! # Chunks and engine calls
-//! Points are packed into chunks (many points per engine call, so a GPU has
-//! thousands of replications in flight) within [`CHUNK_REPS`] and
-//! [`CHUNK_CUSTOMERS`]; each round of a chunk packs the next round of every
-//! unfinished point into engine calls within the same caps.
+//! # Engine calls, cut by time
+//! The points in flight form a window (grid order); each engine call takes
+//! the next replications of the window's rounds, in grid order, until its
+//! work reaches what the engine does in [`CALL_SECONDS`] (or
+//! [`STREAMING_CALL_SECONDS`] for an engine that hands tiles over as they
+//! finish, see [`Engine::streams`]) at the rate measured on the calls so
+//! far, or [`CHUNK_REPS`] replications. Work is counted in the kernels'
+//! loop iterations (customers × `loop_cost_per_customer`), so a call of
+//! costly points holds fewer customers. A round may thus span calls, and a
+//! call many points: results never depend on it (replications are keyed by
+//! seed, point and replication number, and are put back in replication
+//! order before any statistic is taken).
+//!
+//! Every finished tile is accounted for at once: a point whose round is
+//! complete gets its statistics (and perhaps its next round), and finished
+//! points are reported in grid order while the call still runs. The call
+//! is watched ([`Watch`]): once `stop` is set the engine stops within
+//! milliseconds, the replications of unfinished rounds are dropped, and the
+//! run returns [`Interrupted`]; a point is reported whole or not at all.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::VecDeque;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 
 use super::point::{check_overflow, failed_on, PointResult, PreparedPoint};
 use super::precision::{converged, next_total, MAX_REPS, MIN_FIRST_ROUND};
+use crate::contract::costs::loop_cost_per_customer;
 use crate::contract::{RepResult, Tile, HIST_BINS, TILE_REPS};
 use crate::engine::schedule::{batch_start, hist_batches};
-use crate::engine::{Batch, Engine};
+use crate::engine::{Batch, Cancelled, Engine, TileDone, Watch};
+use crate::progress;
 use crate::stats::{point_stats, PointStats};
 
-/// Replications packed into one engine call, at most.
+/// Replications in one engine call, at most (the call's results are held
+/// in memory).
 pub const CHUNK_REPS: u64 = 1 << 16;
-/// Customers (warm-up included) packed into one engine call, at most: a
-/// chunk's rows wait for the whole chunk, so this bounds that delay.
-pub const CHUNK_CUSTOMERS: f64 = 4e9;
+/// Wall time one engine call aims at when the engine hands its results
+/// over only at the end (the GPU): rows, progress and the stop flag then
+/// move at least this often.
+pub const CALL_SECONDS: f64 = 0.5;
+/// Wall time one call aims at on an engine that hands tiles over as they
+/// finish (the CPU): rows and progress move with each tile and the stop
+/// flag is looked at inside the kernels, so only the idle threads at a
+/// call's end cost anything, which longer calls make rarer.
+pub const STREAMING_CALL_SECONDS: f64 = 10.0;
+/// Work rate assumed before the first call is measured (loop iterations
+/// per second: about 10^7 customers/s), deliberately low.
+pub const INITIAL_RATE: f64 = 2e8;
+/// The first call aims at this many seconds at [`INITIAL_RATE`].
+const FIRST_CALL_SECONDS: f64 = 0.25;
+/// Most a call's measured rate may raise the next call's size.
+const MAX_RATE_GROWTH: f64 = 4.0;
+/// Memory the points in flight may hold (their histograms and
+/// replication results), beyond the first point.
+pub const WINDOW_BYTES: u64 = 256 << 20;
 
 /// A run stopped by [`run_points_until`]'s flag (Ctrl-C): every point
 /// reported before it is complete.
@@ -86,6 +120,16 @@ pub fn first_round(p: &PreparedPoint, reps: u32) -> u32 {
     }
 }
 
+/// Customers of one replication of `p`, warm-up included.
+pub fn rep_customers(p: &PreparedPoint) -> f64 {
+    f64::from(p.params.customers) + f64::from(p.params.warmup)
+}
+
+/// Work of one replication of `p`, in the kernels' loop iterations.
+pub fn rep_work(p: &PreparedPoint) -> f64 {
+    rep_customers(p) * loop_cost_per_customer(&p.params) as f64
+}
+
 /// One point's replications so far.
 struct State {
     sections: u32,
@@ -100,8 +144,14 @@ struct State {
     /// Replications that overflowed the dispatch kernel: the point fails
     /// when its turn to be reported comes.
     overflow: Option<anyhow::Error>,
-    /// The next round: (section, first replication, count).
-    next: Vec<(u32, u32, u32)>,
+    /// The current round's replications not yet given to a call:
+    /// (section, first replication, count).
+    next: VecDeque<(u32, u32, u32)>,
+    /// The current round: its first replication, its results so far (in
+    /// replication order) and how many are still to come.
+    round_start: u32,
+    round: Vec<RepResult>,
+    round_left: u32,
 }
 
 impl State {
@@ -128,6 +178,9 @@ impl State {
             done: None,
             overflow: None,
             next,
+            round_start: 0,
+            round: vec![RepResult::default(); reps0 as usize],
+            round_left: reps0,
         }
     }
 
@@ -158,21 +211,253 @@ impl State {
         self.next = (0..self.sections)
             .map(|b| (b, self.n + b * per_section, per_section))
             .collect();
+        self.round_start = self.n;
+        self.round_left = per_section * self.sections;
+        self.round = vec![RepResult::default(); self.round_left as usize];
+        progress::plan_more(f64::from(self.round_left) * rep_customers(p));
         self.n += per_section * self.sections;
+    }
+
+    /// Replications handed to calls but not finished, or not yet handed.
+    fn pending_reps(&self) -> u64 {
+        self.next.iter().map(|x| u64::from(x.2)).sum()
+    }
+
+    /// Bytes it holds (histograms and results), roughly.
+    fn bytes(&self) -> u64 {
+        let rep = std::mem::size_of::<RepResult>() as u64;
+        u64::from(self.sections) * u64::from(HIST_BINS) * 8
+            + (self.reps.capacity() + self.round.len()) as u64 * rep
     }
 }
 
-/// A piece of a round in one engine call.
-struct Piece {
-    point: usize,
-    section: u32,
-    rep_start: u32,
-    count: u32,
+/// Finishes a round of point `p`: its replications join the point's (or
+/// the point fails if any overflowed the dispatch kernel), its statistics
+/// are taken, and its next round is planned.
+fn finish_round(p: &PreparedPoint, st: &mut State) {
+    let round = std::mem::take(&mut st.round);
+    if let Err(e) = check_overflow(p, &round) {
+        st.overflow = Some(e);
+        st.done = Some(false);
+        return;
+    }
+    st.reps.extend_from_slice(&round);
+    let batches: Vec<&[u64]> = st.hist.iter().map(Vec::as_slice).collect();
+    let service = &p.grid.service;
+    st.stats = point_stats(&st.reps, &batches, p.scale, &|x| service.cdf(x));
+    st.plan(p);
 }
 
-/// [`run_points`] that stops when `stop` is set: it is checked before each
-/// round, so the round in flight still finishes and every point it completes
-/// is reported; then it returns an [`Interrupted`] error.
+/// The points in flight and how fast the engine goes.
+struct Window<'p> {
+    points: &'p [PreparedPoint],
+    reps: u32,
+    /// States of points `first..first + states.len()`.
+    first: usize,
+    states: VecDeque<State>,
+    /// Work rate (loop iterations per second): measured, or given, or
+    /// [`INITIAL_RATE`].
+    rate: f64,
+    /// Whether `rate` was measured or given.
+    rate_known: bool,
+    /// The engine hands tiles over as they finish ([`Engine::streams`]).
+    streams: bool,
+}
+
+/// One engine call: its points' parameters and tiles, and for each tile
+/// the point (index into `points`) and section it belongs to.
+struct Call {
+    params: Vec<crate::contract::PointParams>,
+    tiles: Vec<Tile>,
+    owner: Vec<(usize, u32)>,
+    slots: u32,
+    work: f64,
+    /// The points of the call, first and last.
+    span: (usize, usize),
+}
+
+impl<'p> Window<'p> {
+    fn state(&mut self, point: usize) -> &mut State {
+        &mut self.states[point - self.first]
+    }
+
+    fn finished(&self) -> bool {
+        self.first == self.points.len() && self.states.is_empty()
+    }
+
+    /// Admits points until the window holds a call's worth of work (or
+    /// [`CHUNK_REPS`] replications, or [`WINDOW_BYTES`]).
+    fn admit(&mut self, budget: f64) {
+        let (mut work, mut reps, mut bytes) = (0.0, 0u64, 0u64);
+        for (i, st) in self.states.iter().enumerate() {
+            let pending = st.pending_reps();
+            work += pending as f64 * rep_work(&self.points[self.first + i]);
+            reps += pending;
+            bytes += st.bytes();
+        }
+        loop {
+            let next = self.first + self.states.len();
+            if next == self.points.len() {
+                return;
+            }
+            if !self.states.is_empty()
+                && (work >= budget || reps >= CHUNK_REPS || bytes >= WINDOW_BYTES)
+            {
+                return;
+            }
+            let p = &self.points[next];
+            let st = State::new(first_round(p, self.reps));
+            work += f64::from(st.n) * rep_work(p);
+            reps += u64::from(st.n);
+            bytes += st.bytes();
+            self.states.push_back(st);
+        }
+    }
+
+    /// The next call: the window's pending replications in grid order, up
+    /// to `budget` work and [`CHUNK_REPS`] replications (at least one).
+    fn next_call(&mut self, budget: f64) -> Call {
+        let mut call = Call {
+            params: Vec::new(),
+            tiles: Vec::new(),
+            owner: Vec::new(),
+            slots: 0,
+            work: 0.0,
+            span: (self.first, self.first),
+        };
+        let mut reps = 0u64;
+        for i in 0..self.states.len() {
+            let point = self.first + i;
+            let p = &self.points[point];
+            let cost = rep_work(p);
+            let mut param_index = None;
+            while let Some(&(section, rep_start, count)) = self.states[i].next.front() {
+                let room_work = ((budget - call.work) / cost).floor().max(0.0) as u64;
+                let room = room_work.min(CHUNK_REPS - reps);
+                let mut take = u64::from(count).min(room) as u32;
+                if take == 0 {
+                    if reps > 0 {
+                        return call;
+                    }
+                    take = 1;
+                }
+                let st = &mut self.states[i];
+                if take == count {
+                    st.next.pop_front();
+                } else {
+                    st.next[0] = (section, rep_start + take, count - take);
+                }
+                let param_index = *param_index.get_or_insert_with(|| {
+                    call.params.push(p.params);
+                    call.params.len() as u32 - 1
+                });
+                let slot = call.slots;
+                call.slots += 1;
+                let mut r = rep_start;
+                while r < rep_start + take {
+                    let n = (rep_start + take - r).min(TILE_REPS);
+                    call.tiles.push(Tile {
+                        param_index,
+                        hist_slot: slot,
+                        rep_start: r,
+                        rep_count: n,
+                    });
+                    call.owner.push((point, section));
+                    r += n;
+                }
+                reps += u64::from(take);
+                call.work += f64::from(take) * cost;
+                call.span.1 = point;
+            }
+        }
+        call
+    }
+
+    /// Accounts for a finished tile of `call`; reports the points now done.
+    fn tile_done(
+        &mut self,
+        call: &Call,
+        t: &TileDone<'_>,
+        on_point: &mut dyn FnMut(PointResult<'p>) -> Result<()>,
+    ) -> Result<()> {
+        let tile = &call.tiles[t.tile];
+        let (point, section) = call.owner[t.tile];
+        let p = &self.points[point];
+        let st = self.state(point);
+        let at = (tile.rep_start - st.round_start) as usize;
+        st.round[at..at + t.reps.len()].copy_from_slice(t.reps);
+        if !t.hist.is_empty() {
+            for (dst, &src) in st.hist[section as usize].iter_mut().zip(t.hist) {
+                *dst += src;
+            }
+        }
+        st.seconds += t.seconds;
+        st.round_left -= tile.rep_count;
+        progress::customers_done(f64::from(tile.rep_count) * rep_customers(p));
+        if st.round_left == 0 {
+            finish_round(p, st);
+        }
+        self.report_ready(on_point)
+    }
+
+    /// Reports finished points at the front of the window, in grid order.
+    fn report_ready(
+        &mut self,
+        on_point: &mut dyn FnMut(PointResult<'p>) -> Result<()>,
+    ) -> Result<()> {
+        while let Some(st) = self.states.front_mut() {
+            let Some(ok) = st.done else { break };
+            if let Some(e) = st.overflow.take() {
+                return Err(e);
+            }
+            let p = &self.points[self.first];
+            let result = PointResult {
+                point: p,
+                stats: std::mem::take(&mut st.stats),
+                seconds: st.seconds,
+                converged: p.precision.map(|_| ok),
+            };
+            self.states.pop_front();
+            self.first += 1;
+            on_point(result)?;
+        }
+        Ok(())
+    }
+
+    /// What the next call may hold: its target seconds at the rate. An
+    /// engine that returns results only at the end starts with a short
+    /// call, until its rate is known; one that streams may overshoot
+    /// harmlessly.
+    fn budget(&self) -> f64 {
+        if self.streams {
+            self.rate * STREAMING_CALL_SECONDS
+        } else if self.rate_known {
+            self.rate * CALL_SECONDS
+        } else {
+            self.rate * FIRST_CALL_SECONDS
+        }
+    }
+
+    /// Learns from a call of `work` that took `seconds`: a slower rate at
+    /// once, a faster one at most [`MAX_RATE_GROWTH`]-fold per call unless
+    /// the engine streams (a short call's rate is noisy).
+    fn measured(&mut self, work: f64, seconds: f64) {
+        if work > 0.0 && seconds > 0.0 {
+            let rate = work / seconds;
+            self.rate = if self.streams || !self.rate_known {
+                rate
+            } else {
+                rate.min(self.rate * MAX_RATE_GROWTH)
+            };
+            self.rate_known = true;
+        }
+    }
+}
+
+/// [`run_points`] that stops when `stop` is set: the engine is watched, so
+/// the call in flight stops within milliseconds; the points it completed
+/// before are reported, the rest dropped, and an [`Interrupted`] error is
+/// returned.
 pub fn run_points_until<'p>(
     points: &'p [PreparedPoint],
     table: &[f32],
@@ -181,6 +466,36 @@ pub fn run_points_until<'p>(
     on_point: &mut dyn FnMut(PointResult<'p>) -> Result<()>,
     stop: &AtomicBool,
 ) -> Result<()> {
+    run_points_at(points, table, reps, engine, on_point, stop, None)
+}
+
+/// [`run_points_until`] with the engine's work rate already measured (loop
+/// iterations per second, e.g. by [`super::estimate`]), which sizes the
+/// first call.
+pub fn run_points_at<'p>(
+    points: &'p [PreparedPoint],
+    table: &[f32],
+    reps: u32,
+    engine: &mut dyn Engine,
+    on_point: &mut dyn FnMut(PointResult<'p>) -> Result<()>,
+    stop: &AtomicBool,
+    rate: Option<f64>,
+) -> Result<()> {
+    run_loop(points, table, reps, engine, on_point, stop, rate, None)
+}
+
+/// The run loop; `fixed_budget` pins every call's work (tests).
+#[allow(clippy::too_many_arguments)]
+fn run_loop<'p>(
+    points: &'p [PreparedPoint],
+    table: &[f32],
+    reps: u32,
+    engine: &mut dyn Engine,
+    on_point: &mut dyn FnMut(PointResult<'p>) -> Result<()>,
+    stop: &AtomicBool,
+    rate: Option<f64>,
+    fixed_budget: Option<f64>,
+) -> Result<()> {
     if let Some(p) = points.iter().find(|p| p.warmup_auto && p.pilot.is_none()) {
         anyhow::bail!(
             "grid point {}: warmup = \"auto\" but no pilot has chosen its warm-up (call \
@@ -188,171 +503,213 @@ pub fn run_points_until<'p>(
             p.grid.index
         );
     }
-    let per_rep = |p: &PreparedPoint| f64::from(p.params.customers) + f64::from(p.params.warmup);
-    let per_slot = HIST_BINS as usize;
-    let mut start = 0;
-    while start < points.len() {
-        // A chunk: as many points as the first rounds' budget allows.
-        let end = chunk_end(points, start, |p| first_round(p, reps));
-        let chunk = &points[start..end];
-        let mut states: Vec<State> = chunk
-            .iter()
-            .map(|p| State::new(first_round(p, reps)))
-            .collect();
-        let mut reported = 0;
-        while reported < chunk.len() {
-            if stop.load(Ordering::SeqCst) {
-                return Err(Interrupted.into());
-            }
-            // This round's pieces, packed into engine calls.
-            let mut calls: Vec<Vec<Piece>> = vec![Vec::new()];
-            let (mut call_reps, mut call_customers) = (0u64, 0f64);
-            for (i, st) in states.iter_mut().enumerate() {
-                let cost = per_rep(&chunk[i]);
-                for (section, mut rep_start, mut left) in st.next.drain(..) {
-                    while left > 0 {
-                        let room_reps = CHUNK_REPS.saturating_sub(call_reps);
-                        let room_customers =
-                            ((CHUNK_CUSTOMERS - call_customers) / cost).floor().max(0.0) as u64;
-                        let mut take = u64::from(left).min(room_reps).min(room_customers) as u32;
-                        if take == 0 {
-                            if calls.last().is_some_and(|c| !c.is_empty()) {
-                                calls.push(Vec::new());
-                                (call_reps, call_customers) = (0, 0.0);
-                                continue;
-                            }
-                            take = 1;
-                        }
-                        calls.last_mut().expect("a call").push(Piece {
-                            point: i,
-                            section,
-                            rep_start,
-                            count: take,
-                        });
-                        call_reps += u64::from(take);
-                        call_customers += f64::from(take) * cost;
-                        rep_start += take;
-                        left -= take;
-                    }
-                }
-            }
-            let mut round_reps: Vec<Vec<RepResult>> = vec![Vec::new(); chunk.len()];
-            for pieces in calls.iter().filter(|c| !c.is_empty()) {
-                // The call's points only (pieces of a point are adjacent).
-                let mut params = Vec::new();
-                let mut tiles = Vec::new();
-                for (slot, piece) in pieces.iter().enumerate() {
-                    if slot == 0 || pieces[slot - 1].point != piece.point {
-                        params.push(chunk[piece.point].params);
-                    }
-                    let param_index = params.len() as u32 - 1;
-                    let mut r = piece.rep_start;
-                    let end = piece.rep_start + piece.count;
-                    while r < end {
-                        let count = (end - r).min(TILE_REPS);
-                        tiles.push(Tile {
-                            param_index,
-                            hist_slot: slot as u32,
-                            rep_start: r,
-                            rep_count: count,
-                        });
-                        r += count;
-                    }
-                }
-                let batch = Batch {
-                    params: &params,
-                    tiles: &tiles,
-                    table,
-                    slots: pieces.len() as u32,
-                };
-                let started = Instant::now();
-                let out = engine.run(&batch).with_context(|| {
-                    failed_on(
-                        engine,
-                        &chunk[pieces[0].point].grid,
-                        &chunk[pieces[pieces.len() - 1].point].grid,
-                    )
-                })?;
-                let seconds = started.elapsed().as_secs_f64();
-                let work: f64 = pieces
-                    .iter()
-                    .map(|p| f64::from(p.count) * per_rep(&chunk[p.point]))
-                    .sum();
-                let mut offset = 0;
-                for (slot, piece) in pieces.iter().enumerate() {
-                    let n = piece.count as usize;
-                    round_reps[piece.point].extend_from_slice(&out.reps[offset..offset + n]);
-                    offset += n;
-                    let st = &mut states[piece.point];
-                    let h = &out.hist[slot * per_slot..(slot + 1) * per_slot];
-                    for (dst, &src) in st.hist[piece.section as usize].iter_mut().zip(h) {
-                        *dst += src;
-                    }
-                    st.seconds += seconds * f64::from(piece.count) * per_rep(&chunk[piece.point])
-                        / work.max(1e-300);
-                }
-            }
-            for (i, st) in states.iter_mut().enumerate() {
-                if st.done.is_some() || round_reps[i].is_empty() {
-                    continue;
-                }
-                if let Err(e) = check_overflow(&chunk[i], &round_reps[i]) {
-                    st.overflow = Some(e);
-                    st.done = Some(false);
-                    continue;
-                }
-                st.reps.append(&mut round_reps[i]);
-                let batches: Vec<&[u64]> = st.hist.iter().map(Vec::as_slice).collect();
-                let service = &chunk[i].grid.service;
-                st.stats = point_stats(&st.reps, &batches, chunk[i].scale, &|x| service.cdf(x));
-                st.plan(&chunk[i]);
-            }
-            while reported < chunk.len() {
-                let st = &mut states[reported];
-                let Some(ok) = st.done else { break };
-                if let Some(e) = st.overflow.take() {
-                    return Err(e);
-                }
-                let p = &chunk[reported];
-                on_point(PointResult {
-                    point: p,
-                    stats: std::mem::take(&mut st.stats),
-                    seconds: st.seconds,
-                    converged: p.precision.map(|_| ok),
-                })?;
-                // Free the point's replications.
-                st.reps = Vec::new();
-                st.hist = Vec::new();
-                reported += 1;
+    let mut window = Window {
+        points,
+        reps,
+        first: 0,
+        states: VecDeque::new(),
+        rate: rate.unwrap_or(INITIAL_RATE),
+        rate_known: rate.is_some(),
+        streams: engine.streams(),
+    };
+    let watch = Watch {
+        stop,
+        customers: progress::live_counter(),
+    };
+    while !window.finished() {
+        if stop.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(Interrupted.into());
+        }
+        let budget = fixed_budget.unwrap_or_else(|| window.budget());
+        window.admit(budget);
+        let call = window.next_call(budget);
+        let batch = Batch {
+            params: &call.params,
+            tiles: &call.tiles,
+            table,
+            slots: call.slots,
+        };
+        let mut delivered = 0usize;
+        let mut inner_error = false;
+        let started = Instant::now();
+        let result = engine.run_watched(&batch, watch, &mut |t| {
+            delivered += 1;
+            window
+                .tile_done(&call, &t, on_point)
+                .inspect_err(|_| inner_error = true)
+        });
+        match result {
+            Ok(()) => {}
+            // A point's own failure or on_point's: as it is.
+            Err(e) if inner_error => return Err(e),
+            Err(e) if e.is::<Cancelled>() => return Err(Interrupted.into()),
+            Err(e) => {
+                let (a, b) = call.span;
+                return Err(e).with_context(|| failed_on(engine, &points[a].grid, &points[b].grid));
             }
         }
-        start = end;
+        if delivered != call.tiles.len() {
+            let (a, b) = call.span;
+            return Err(anyhow::anyhow!(
+                "the engine returned {delivered} of {} tiles",
+                call.tiles.len()
+            ))
+            .with_context(|| failed_on(engine, &points[a].grid, &points[b].grid));
+        }
+        window.measured(call.work, started.elapsed().as_secs_f64());
+        // Points with nothing left to run (a precision point at its budget
+        // after a round finished in this call) are reported now.
+        window.report_ready(on_point)?;
     }
     Ok(())
 }
 
-/// End of the chunk of points that starts at `start`: it grows while the
-/// replications (`reps_of` each) and customers stay within [`CHUNK_REPS`] and
-/// [`CHUNK_CUSTOMERS`], and always holds at least one point.
-pub fn chunk_end(
-    points: &[PreparedPoint],
-    start: usize,
-    reps_of: impl Fn(&PreparedPoint) -> u32,
-) -> usize {
-    let mut end = start;
-    let (mut chunk_reps, mut chunk_customers) = (0u64, 0f64);
-    while end < points.len() {
-        let p = &points[end];
-        let n = reps_of(p);
-        let c = f64::from(n) * (f64::from(p.params.customers) + f64::from(p.params.warmup));
-        if end > start
-            && (chunk_reps + u64::from(n) > CHUNK_REPS || chunk_customers + c > CHUNK_CUSTOMERS)
-        {
-            break;
-        }
-        chunk_reps += u64::from(n);
-        chunk_customers += c;
-        end += 1;
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::cpu::CpuEngine;
+    use crate::engine::BatchOutput;
+    use crate::spec::{Spec, SweepArgs};
+
+    /// The CPU engine seen as one that hands results over only at the end
+    /// (as the GPU does), recording the replications of each call.
+    struct Whole {
+        inner: CpuEngine,
+        calls: Vec<usize>,
     }
-    end
+
+    impl Whole {
+        fn new(threads: usize) -> Whole {
+            Whole {
+                inner: CpuEngine::new(threads),
+                calls: Vec::new(),
+            }
+        }
+    }
+
+    impl Engine for Whole {
+        fn label(&self) -> String {
+            "whole".into()
+        }
+        fn run(&mut self, batch: &Batch) -> Result<BatchOutput> {
+            self.calls.push(batch.total_reps());
+            self.inner.run(batch)
+        }
+    }
+
+    fn spec(extra: impl FnOnce(&mut SweepArgs)) -> Spec {
+        let mut a = SweepArgs {
+            routing: vec!["random,central,jsq".into()],
+            servers: vec!["1,3".into()],
+            rho: vec!["0.7".into()],
+            service: vec!["exp(mean=1)".into()],
+            reps: Some("37".into()),
+            customers: Some("300".into()),
+            warmup: Some("20".into()),
+            ..SweepArgs::default()
+        };
+        extra(&mut a);
+        Spec::load(&a).unwrap()
+    }
+
+    fn run(spec: &Spec, engine: &mut dyn Engine, budget: Option<f64>) -> Vec<(u32, PointStats)> {
+        let (points, table) = super::super::prepare(spec, spec.points());
+        let mut got = Vec::new();
+        run_loop(
+            &points,
+            &table,
+            spec.run.reps,
+            engine,
+            &mut |r| {
+                got.push((r.point.grid.index, r.stats));
+                Ok(())
+            },
+            &AtomicBool::new(false),
+            None,
+            budget,
+        )
+        .unwrap();
+        got
+    }
+
+    #[test]
+    fn results_do_not_depend_on_how_work_is_cut() {
+        for precision in [false, true] {
+            let s = spec(|a| {
+                if precision {
+                    a.precision = Some("0.2".into());
+                    a.max_customers = Some("200000".into());
+                }
+            });
+            let reference = run(&s, &mut CpuEngine::new(2), None);
+            assert_eq!(reference.len(), 6);
+            assert!(reference.windows(2).all(|w| w[0].0 < w[1].0));
+            // One replication a call: every round spans many calls.
+            let mut tiny = Whole::new(1);
+            assert_eq!(run(&s, &mut tiny, Some(1.0)), reference);
+            assert!(tiny.calls.iter().all(|&n| n == 1));
+            assert!(tiny.calls.len() >= 6 * 37, "{} calls", tiny.calls.len());
+            // Everything at once (each round of every point in one call).
+            let mut big = Whole::new(3);
+            assert_eq!(run(&s, &mut big, Some(1e15)), reference);
+            if !precision {
+                assert_eq!(big.calls, [6 * 37]);
+            }
+        }
+    }
+
+    #[test]
+    fn calls_start_short_grow_with_the_measured_rate_and_hold_chunk_reps_at_most() {
+        let s = spec(|a| {
+            a.reps = Some("30000".into());
+            a.customers = Some("60".into());
+            a.warmup = Some("0".into());
+        });
+        let mut e = Whole::new(2);
+        run(&s, &mut e, None);
+        let calls = &e.calls;
+        assert_eq!(calls.iter().sum::<usize>(), 6 * 30000);
+        assert!(calls.iter().all(|&n| n as u64 <= CHUNK_REPS), "{calls:?}");
+        // The first call holds what the assumed rate does in a quarter of a
+        // second, the later ones as much as CHUNK_REPS allows.
+        let (points, _) = super::super::prepare(&s, s.points());
+        let first = (INITIAL_RATE * FIRST_CALL_SECONDS / rep_work(&points[0])).ceil() as usize;
+        assert!(calls[0] <= first, "{calls:?}");
+        assert!(calls.iter().any(|&n| n as u64 == CHUNK_REPS), "{calls:?}");
+    }
+
+    #[test]
+    fn a_stop_during_a_call_drops_the_unfinished_points() {
+        let s = spec(|a| {
+            a.routing = vec!["random".into()];
+            a.servers = vec!["1,2,3,4".into()];
+            a.reps = Some("8".into());
+            a.customers = Some("3000000".into());
+        });
+        let (points, table) = super::super::prepare(&s, s.points());
+        let stop = AtomicBool::new(false);
+        let mut got = Vec::new();
+        let mut stopped = None;
+        let r = run_points_at(
+            &points,
+            &table,
+            s.run.reps,
+            &mut CpuEngine::new(1),
+            &mut |r| {
+                got.push(r.point.grid.index);
+                // Stop once the first point is in: the engine is inside
+                // its call (all four points are one call).
+                stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                stopped = Some(Instant::now());
+                Ok(())
+            },
+            &stop,
+            Some(1e15),
+        );
+        assert!(r.unwrap_err().is::<Interrupted>());
+        assert_eq!(got, [0]);
+        // A point takes about a second; the stop far less.
+        let took = stopped.unwrap().elapsed().as_secs_f64();
+        assert!(took < 0.2, "{took} s");
+    }
 }

@@ -2,7 +2,8 @@
 //! short sequence of calls and each step is tested here:
 //!
 //! 1. [`Session::open`]: the spec (a file, the default study or a
-//!    `.meta.json`), the shard, and every check on the output before any
+//!    `.meta.json`), the shard, its memory (refused beyond the limit, see
+//!    [`super::estimate`]), and every check on the output before any
 //!    engine starts: an existing CSV is refused without `--force`; with
 //!    `--resume` its `.meta.json` must name the same spec, seed and shard
 //!    and its rows must be whole rows of this grid;
@@ -86,6 +87,9 @@ pub struct Session {
     /// Engine seconds and customers (warm-up included) of the new rows.
     pub sim_seconds: f64,
     pub sim_customers: f64,
+    /// What the run needs, and may take.
+    pub memory: super::estimate::MemoryNeed,
+    pub memory_limit: crate::memory::Limit,
 }
 
 impl Session {
@@ -134,6 +138,16 @@ impl Session {
         let points = spec.points();
         let total = points.len() as u64;
         let (prepared, table) = super::prepare(&spec, points);
+        // Before anything sized by the spec is allocated.
+        let memory_limit = crate::memory::limit()?;
+        let memory = super::estimate::memory_need(
+            &prepared,
+            total,
+            spec.run.reps,
+            crate::engine::cpu::CpuEngine::new(spec.run.threads).threads,
+            spec.run.backend != Backend::Gpu,
+            &memory_limit,
+        )?;
         let hash = provenance::spec_hash(&spec, &table);
         let meta_file = provenance::meta_path(&out);
         let started = provenance::now_rfc3339();
@@ -164,6 +178,8 @@ impl Session {
             labels: Vec::new(),
             sim_seconds: 0.0,
             sim_customers: 0.0,
+            memory,
+            memory_limit,
         };
         if session.resuming {
             session.check_resumable()?;
@@ -239,6 +255,68 @@ impl Session {
             )));
         }
         Ok(())
+    }
+
+    /// The points this run would simulate (its shard's, less those a
+    /// resumed CSV holds), before [`Session::begin`] takes them.
+    pub fn pending(&self) -> Vec<PreparedPoint> {
+        let kept = &self.scanned.points;
+        self.prepared
+            .iter()
+            .filter(|p| self.shard.is_none_or(|s| s.contains(p.grid.index)))
+            .filter(|p| !kept.contains(&p.grid.index))
+            .map(|p| PreparedPoint {
+                grid: p.grid.clone(),
+                params: p.params,
+                scale: p.scale,
+                warmup_auto: p.warmup_auto,
+                pilot: p.pilot,
+                precision: p.precision,
+            })
+            .collect()
+    }
+
+    /// The grid's axes: those that vary with their values (`servers: 51,
+    /// 60, 75 (3)`), then the fixed ones.
+    pub fn axes(&self) -> String {
+        let s = &self.spec;
+        let show = |name: &str, v: Vec<String>| -> (bool, String) {
+            let n = v.len();
+            let text = if n > 6 {
+                format!("{}, ..., {} ({n} values)", v[..3].join(", "), v[n - 1])
+            } else {
+                v.join(", ")
+            };
+            (n > 1, format!("{name} {text}"))
+        };
+        let load_key = s.load.first().map_or("lambda", |l| l.key());
+        let all = [
+            show("routing", s.routing.iter().map(|r| r.to_string()).collect()),
+            show("choices", s.choices.iter().map(u32::to_string).collect()),
+            show("routers", s.routers.iter().map(u32::to_string).collect()),
+            show("servers", s.servers.iter().map(u32::to_string).collect()),
+            show("workers", s.workers.iter().map(u32::to_string).collect()),
+            show(
+                "arrival",
+                s.arrival.iter().map(|d| d.text().to_string()).collect(),
+            ),
+            show(load_key, s.load.iter().map(|l| num(l.value())).collect()),
+            show(
+                "service",
+                s.service.iter().map(|d| d.text().to_string()).collect(),
+            ),
+        ];
+        let varying: Vec<&str> = all.iter().filter(|a| a.0).map(|a| a.1.as_str()).collect();
+        let fixed: Vec<&str> = all.iter().filter(|a| !a.0).map(|a| a.1.as_str()).collect();
+        format!(
+            "varying: {}; fixed: {}",
+            if varying.is_empty() {
+                "none".to_string()
+            } else {
+                varying.join(" × ")
+            },
+            fixed.join(", ")
+        )
     }
 
     /// A sample of the grid's points, for calibrating `--backend auto`.

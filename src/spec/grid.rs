@@ -248,6 +248,23 @@ impl Spec {
                 u32::MAX
             )));
         }
+        // Before validate_points expands the grid: a grid too large for
+        // memory is refused, not allocated.
+        let limit = crate::memory::limit().map_err(|e| SpecError(e.0))?;
+        let bytes = n.saturating_mul(crate::memory::GRID_POINT_BYTES);
+        if bytes > limit.bytes {
+            let most = limit.bytes / crate::memory::GRID_POINT_BYTES;
+            return Err(SpecError(
+                crate::memory::refusal(
+                    "[sweep]",
+                    &format!("a grid of {n} points"),
+                    bytes,
+                    &format!("at most {most} points"),
+                    &limit,
+                )
+                .0,
+            ));
+        }
         let per_rep = u64::from(self.run.customers) + u64::from(self.run.warmup);
         if per_rep > u64::from(u32::MAX) {
             return Err(SpecError(format!(

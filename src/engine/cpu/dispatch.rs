@@ -65,6 +65,7 @@ use super::record::Recorders;
 use crate::contract::{
     dispatch, rebase_period, rep_status, DispatchPolicy, PointParams, RepResult,
 };
+use crate::engine::Watch;
 use crate::sampling::Sampler;
 
 /// Uniform integer in `[0, m)` from one random word.
@@ -99,14 +100,34 @@ thread_local! {
 
 /// Simulate replication `rep` of a [`Kernel::Dispatch`](crate::contract::Kernel::Dispatch) point.
 pub fn simulate(p: &PointParams, rep: u32, table: &[f32], hist: &mut [u32]) -> RepResult {
+    simulate_watched(p, rep, table, hist, Watch::none())
+}
+
+/// [`simulate`] that stops early, its result then meaningless, once `watch`
+/// says so (checked about every [`Watch::EVERY`] loop iterations).
+pub fn simulate_watched(
+    p: &PointParams,
+    rep: u32,
+    table: &[f32],
+    hist: &mut [u32],
+    watch: Watch<'_>,
+) -> RepResult {
     SCRATCH.with(|s| {
         let mut s = s.borrow_mut();
         if p.policy() == DispatchPolicy::Lwl {
-            lwl(p, rep, table, hist, &mut s.free)
+            lwl(p, rep, table, hist, &mut s.free, watch)
         } else {
-            System::new(p, &mut s).run(p, rep, table, hist)
+            System::new(p, &mut s).run(p, rep, table, hist, watch)
         }
     })
+}
+
+/// Customers between two looks at the watch when each costs `per_customer`
+/// loop iterations: about [`Watch::EVERY`] iterations (a power of two).
+fn watch_every(per_customer: u32) -> u32 {
+    (Watch::EVERY / per_customer.max(1))
+        .max(1)
+        .next_power_of_two()
 }
 
 /// Least work left: the Kiefer–Wolfowitz recursion by linear scan.
@@ -116,8 +137,11 @@ fn lwl(
     table: &[f32],
     hist: &mut [u32],
     free: &mut Vec<f32>,
+    watch: Watch<'_>,
 ) -> RepResult {
     let r = p.servers.max(1) as usize;
+    // The scan costs R per customer.
+    let every = watch_every(p.servers);
     free.clear();
     free.resize(r, 0.0);
     let mut rng = Sampler::<1>::new(p, [rep], table);
@@ -126,6 +150,9 @@ fn lwl(
     let mut t = 0.0f32;
     let mut since_rebase = 0u32;
     for n in 0..p.warmup + p.customers {
+        if n % every == every - 1 && watch.tick(u64::from(every)) {
+            break;
+        }
         let a = rng.draw(&p.arrival)[0];
         t += a;
         since_rebase += 1;
@@ -439,13 +466,20 @@ impl<'s> System<'s> {
         wait
     }
 
-    fn run(self, p: &PointParams, rep: u32, table: &[f32], hist: &mut [u32]) -> RepResult {
+    fn run(
+        self,
+        p: &PointParams,
+        rep: u32,
+        table: &[f32],
+        hist: &mut [u32],
+        watch: Watch<'_>,
+    ) -> RepResult {
         let mut rng = Sampler::<1>::new(p, [rep], table);
         let mut rec = Recorders::<1>::new(p.inv_hist_scale);
         let status = if self.policy == DispatchPolicy::Central {
-            self.run_central(p, &mut rng, &mut rec, hist)
+            self.run_central(p, &mut rng, &mut rec, hist, watch)
         } else {
-            self.run_blocked(p, &mut rng, &mut rec, hist)
+            self.run_blocked(p, &mut rng, &mut rec, hist, watch)
         };
         let [mut res] = rec.finish(p.customers, [status]);
         res.status = status;
@@ -465,6 +499,7 @@ impl<'s> System<'s> {
         rng: &mut Sampler<'_, 1>,
         rec: &mut Recorders<1>,
         hist: &mut [u32],
+        watch: Watch<'_>,
     ) -> u32 {
         const BLOCK: usize = 64;
         let total = p.warmup + p.customers;
@@ -482,7 +517,13 @@ impl<'s> System<'s> {
         let mut t = 0.0f32;
         let mut since_rebase = 0u32;
         let mut done = 0u32;
+        let watch_blocks = Watch::EVERY / BLOCK as u32;
+        let mut blocks = 0u32;
         while done < total {
+            blocks += 1;
+            if blocks.is_multiple_of(watch_blocks) && watch.tick(u64::from(Watch::EVERY)) {
+                break;
+            }
             let n = ((total - done) as usize).min(BLOCK);
             for j in 0..n {
                 gaps[j] = rng.draw(&p.arrival)[0];
@@ -536,6 +577,7 @@ impl<'s> System<'s> {
         rng: &mut Sampler<'_, 1>,
         rec: &mut Recorders<1>,
         hist: &mut [u32],
+        watch: Watch<'_>,
     ) -> u32 {
         let total = p.warmup + p.customers;
         let period = rebase_period(p.servers);
@@ -550,7 +592,12 @@ impl<'s> System<'s> {
             }
             *done += 1;
         };
+        let mut arrivals = 0u32;
         'arrivals: while done < total {
+            arrivals = arrivals.wrapping_add(1);
+            if arrivals.is_multiple_of(Watch::EVERY) && watch.tick(u64::from(Watch::EVERY)) {
+                break;
+            }
             let a = rng.draw(&p.arrival)[0];
             t += a;
             // Departures up to now, in time order (before a rebase, which

@@ -4,6 +4,7 @@
 
 use super::record::Recorders;
 use crate::contract::{rebase_period, PointParams, RepResult};
+use crate::engine::Watch;
 use crate::sampling::{ln_keep, Sampler, ANY};
 
 /// `servers` FCFS servers behind one queue, per lane: the Kiefer–Wolfowitz
@@ -31,12 +32,24 @@ pub fn kiefer_wolfowitz_traced<const N: usize, F: FnMut(u32, &[f32; N])>(
     heap: &mut Vec<f32>,
     on_customer: &mut F,
 ) -> [RepResult; N] {
-    kiefer_wolfowitz_loop::<N, ANY, ANY, ANY, F>(p, reps, active, table, hist, heap, on_customer)
+    kiefer_wolfowitz_loop::<N, ANY, ANY, ANY, F>(
+        p,
+        reps,
+        active,
+        table,
+        hist,
+        heap,
+        on_customer,
+        Watch::none(),
+    )
 }
 
 /// The Kiefer–Wolfowitz loop for arrival kind `A`, thinning `T` and service
-/// kind `S` (each [`ANY`] or fixed, as in [`Sampler::draw_as`]).
+/// kind `S` (each [`ANY`] or fixed, as in [`Sampler::draw_as`]). Stops
+/// early, its results then meaningless, once `watch` says so (checked every
+/// [`Watch::EVERY`] customers).
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub(super) fn kiefer_wolfowitz_loop<
     const N: usize,
     const A: u32,
@@ -51,6 +64,7 @@ pub(super) fn kiefer_wolfowitz_loop<
     hist: &mut [u32],
     heap: &mut Vec<f32>,
     on_customer: &mut F,
+    watch: Watch<'_>,
 ) -> [RepResult; N] {
     let c = p.servers.max(1) as usize;
     let depth = heap_depth(p.servers);
@@ -70,6 +84,11 @@ pub(super) fn kiefer_wolfowitz_loop<
     let mut since_rebase = 0u32;
     let mut wait = [0.0f32; N];
     for n in 0..p.warmup + p.customers {
+        if n % Watch::EVERY == Watch::EVERY - 1
+            && watch.tick(u64::from(Watch::EVERY) * active as u64)
+        {
+            break;
+        }
         let a = rng.next_interarrival_as::<A, T>(p, lk);
         for l in 0..N {
             t[l] += a[l];

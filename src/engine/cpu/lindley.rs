@@ -4,6 +4,7 @@
 
 use super::record::Recorders;
 use crate::contract::{PointParams, RepResult};
+use crate::engine::Watch;
 use crate::sampling::{ln_keep, Sampler, ANY};
 
 /// One FIFO server per lane: Lindley's recursion W' = max(0, W + S − A)
@@ -20,12 +21,15 @@ pub fn lindley_traced<const N: usize, F: FnMut(u32, &[f32; N])>(
     hist: &mut [u32],
     on_customer: &mut F,
 ) -> [RepResult; N] {
-    lindley_loop::<N, ANY, ANY, ANY, F>(p, reps, active, table, hist, on_customer)
+    lindley_loop::<N, ANY, ANY, ANY, F>(p, reps, active, table, hist, on_customer, Watch::none())
 }
 
 /// The Lindley loop for arrival kind `A`, thinning `T` and service kind `S`
-/// (each [`ANY`] or fixed, as in [`Sampler::draw_as`]).
+/// (each [`ANY`] or fixed, as in [`Sampler::draw_as`]). Stops early, its
+/// results then meaningless, once `watch` says so (checked every
+/// [`Watch::EVERY`] customers).
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub(super) fn lindley_loop<
     const N: usize,
     const A: u32,
@@ -39,6 +43,7 @@ pub(super) fn lindley_loop<
     table: &[f32],
     hist: &mut [u32],
     on_customer: &mut F,
+    watch: Watch<'_>,
 ) -> [RepResult; N] {
     let mut rng = Sampler::<N>::new(p, reps, table);
     let lk = ln_keep(p);
@@ -46,6 +51,11 @@ pub(super) fn lindley_loop<
     let mut wait = [0.0f32; N];
     let mut prev_service = [0.0f32; N];
     for i in 0..p.warmup + p.customers {
+        if i % Watch::EVERY == Watch::EVERY - 1
+            && watch.tick(u64::from(Watch::EVERY) * active as u64)
+        {
+            break;
+        }
         let a = rng.next_interarrival_as::<A, T>(p, lk);
         for l in 0..N {
             wait[l] = (wait[l] + prev_service[l] - a[l]).max(0.0);

@@ -26,10 +26,11 @@
 //!
 //! Modules depend one way: `record` ← the kernels ← this file.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
-use super::{Batch, BatchOutput, Engine};
+use super::{Batch, BatchOutput, Cancelled, Engine, TileDone, Watch};
 use crate::contract::{Kernel, PointParams, RepResult, Tile, HIST_BINS};
 use crate::sampling::{with_laws, LawsVisitor};
 
@@ -58,6 +59,7 @@ pub fn simulate_lanes<const N: usize>(
     table: &[f32],
     hist: &mut [u32],
     heap: &mut Vec<f32>,
+    watch: Watch<'_>,
 ) -> [RepResult; N] {
     struct Group<'a, const N: usize> {
         p: &'a PointParams,
@@ -66,6 +68,7 @@ pub fn simulate_lanes<const N: usize>(
         table: &'a [f32],
         hist: &'a mut [u32],
         heap: &'a mut Vec<f32>,
+        watch: Watch<'a>,
     }
     impl<const N: usize> LawsVisitor for Group<'_, N> {
         type Output = [RepResult; N];
@@ -78,15 +81,16 @@ pub fn simulate_lanes<const N: usize>(
                 table,
                 hist,
                 heap,
+                watch,
             } = self;
             let no_trace = &mut |_, _: &[f32; N]| {};
             match p.kernel() {
-                Kernel::Lindley => {
-                    lindley::lindley_loop::<N, A, T, S, _>(p, reps, active, table, hist, no_trace)
-                }
+                Kernel::Lindley => lindley::lindley_loop::<N, A, T, S, _>(
+                    p, reps, active, table, hist, no_trace, watch,
+                ),
                 Kernel::KieferWolfowitz => {
                     kiefer_wolfowitz::kiefer_wolfowitz_loop::<N, A, T, S, _>(
-                        p, reps, active, table, hist, heap, no_trace,
+                        p, reps, active, table, hist, heap, no_trace, watch,
                     )
                 }
                 Kernel::Dispatch => unreachable!("dispatch points run one replication at a time"),
@@ -100,11 +104,13 @@ pub fn simulate_lanes<const N: usize>(
         table,
         hist,
         heap,
+        watch,
     };
     with_laws(p, group)
 }
 
-/// Simulate one tile's replications, `LANES` at a time.
+/// Simulate one tile's replications, `LANES` at a time (until `watch`
+/// says stop: the tile's results are then meaningless).
 #[inline(always)]
 fn run_tile(
     p: &PointParams,
@@ -113,19 +119,23 @@ fn run_tile(
     hist: &mut [u32],
     heap: &mut Vec<f32>,
     out: &mut Vec<RepResult>,
+    watch: Watch<'_>,
 ) {
     let mut r = tile.rep_start;
     let end = tile.rep_start + tile.rep_count;
     if p.kernel() == Kernel::Dispatch {
         // The whole system per replication: one at a time (`dispatch`).
-        out.extend((r..end).map(|rep| dispatch::simulate(p, rep, table, hist)));
+        while r < end && !watch.stopped() {
+            out.push(dispatch::simulate_watched(p, r, table, hist, watch));
+            r += 1;
+        }
         return;
     }
-    while r < end {
+    while r < end && !watch.stopped() {
         let active = ((end - r) as usize).min(LANES);
         // Pad a partial group with copies of its last replication.
         let reps: [u32; LANES] = std::array::from_fn(|l| r + (l.min(active - 1)) as u32);
-        let res = simulate_lanes::<LANES>(p, reps, active, table, hist, heap);
+        let res = simulate_lanes::<LANES>(p, reps, active, table, hist, heap, watch);
         out.extend_from_slice(&res[..active]);
         r += active as u32;
     }
@@ -142,8 +152,9 @@ unsafe fn run_tile_avx2(
     hist: &mut [u32],
     heap: &mut Vec<f32>,
     out: &mut Vec<RepResult>,
+    watch: Watch<'_>,
 ) {
-    run_tile(p, tile, table, hist, heap, out)
+    run_tile(p, tile, table, hist, heap, out, watch)
 }
 
 fn run_tile_best(
@@ -153,13 +164,23 @@ fn run_tile_best(
     hist: &mut [u32],
     heap: &mut Vec<f32>,
     out: &mut Vec<RepResult>,
+    watch: Watch<'_>,
 ) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2, checked just above.
-        return unsafe { run_tile_avx2(p, tile, table, hist, heap, out) };
+        return unsafe { run_tile_avx2(p, tile, table, hist, heap, out, watch) };
     }
-    run_tile(p, tile, table, hist, heap, out)
+    run_tile(p, tile, table, hist, heap, out, watch)
+}
+
+/// A tile a worker thread finished, sent to the calling thread.
+struct Finished {
+    tile: usize,
+    reps: Vec<RepResult>,
+    hist: Vec<u64>,
+    /// Thread seconds it took.
+    seconds: f64,
 }
 
 /// The CPU engine on `threads` worker threads.
@@ -184,7 +205,6 @@ impl Engine for CpuEngine {
     }
 
     fn run(&mut self, batch: &Batch) -> anyhow::Result<BatchOutput> {
-        let per_slot = HIST_BINS as usize;
         // Where each tile's results start in the output.
         let mut starts = Vec::with_capacity(batch.tiles.len());
         let mut total = 0usize;
@@ -192,46 +212,118 @@ impl Engine for CpuEngine {
             starts.push(total);
             total += t.rep_count as usize;
         }
-        let reps = Mutex::new(vec![RepResult::default(); total]);
-        let hist = Mutex::new(vec![0u64; super::hist_len(batch.slots)]);
+        let mut out = BatchOutput {
+            reps: vec![RepResult::default(); total],
+            hist: vec![0u64; super::hist_len(batch.slots)],
+        };
+        let per_slot = HIST_BINS as usize;
+        self.run_watched(batch, Watch::none(), &mut |t| {
+            out.reps[starts[t.tile]..starts[t.tile] + t.reps.len()].copy_from_slice(t.reps);
+            let base = batch.tiles[t.tile].hist_slot as usize * per_slot;
+            for (dst, &src) in out.hist[base..base + per_slot].iter_mut().zip(t.hist) {
+                *dst += src;
+            }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Worker threads take tiles in order from an atomic counter and send
+    /// each finished one to this thread, which hands it to `done` at once
+    /// and looks at `watch.stop` every few milliseconds; the kernels look
+    /// at an inner flag every [`Watch::EVERY`] customers, which this thread
+    /// sets on a stop or when `done` fails.
+    fn run_watched(
+        &mut self,
+        batch: &Batch,
+        watch: Watch<'_>,
+        done: &mut dyn FnMut(TileDone<'_>) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        if watch.stopped() {
+            return Err(Cancelled.into());
+        }
+        let per_slot = HIST_BINS as usize;
+        let threads = self.threads.min(batch.tiles.len()).max(1);
+        let halt = AtomicBool::new(false);
+        let inner = Watch {
+            stop: &halt,
+            customers: watch.customers,
+        };
         let next = AtomicUsize::new(0);
+        let (tx, rx) = mpsc::channel::<Finished>();
         std::thread::scope(|scope| {
-            for _ in 0..self.threads.min(batch.tiles.len()).max(1) {
-                scope.spawn(|| {
+            for _ in 0..threads {
+                let tx = tx.clone();
+                let (next, halt) = (&next, &halt);
+                scope.spawn(move || {
                     let mut tile_hist = vec![0u32; per_slot];
-                    let mut tile_reps = Vec::new();
                     let mut heap = Vec::new();
-                    loop {
+                    while !halt.load(Ordering::Relaxed) {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(tile) = batch.tiles.get(i) else {
                             break;
                         };
                         let p = &batch.params[tile.param_index as usize];
                         tile_hist.fill(0);
-                        tile_reps.clear();
+                        let mut reps = Vec::with_capacity(tile.rep_count as usize);
+                        let started = Instant::now();
                         run_tile_best(
                             p,
                             tile,
                             batch.table,
                             &mut tile_hist,
                             &mut heap,
-                            &mut tile_reps,
+                            &mut reps,
+                            inner,
                         );
-                        reps.lock().unwrap()[starts[i]..starts[i] + tile_reps.len()]
-                            .copy_from_slice(&tile_reps);
-                        let mut h = hist.lock().unwrap();
-                        let base = tile.hist_slot as usize * per_slot;
-                        for (dst, &src) in h[base..base + per_slot].iter_mut().zip(&tile_hist) {
-                            *dst += u64::from(src);
+                        if halt.load(Ordering::Relaxed) {
+                            // Perhaps cut short: dropped.
+                            break;
+                        }
+                        let finished = Finished {
+                            tile: i,
+                            reps,
+                            hist: tile_hist.iter().map(|&c| u64::from(c)).collect(),
+                            seconds: started.elapsed().as_secs_f64(),
+                        };
+                        if tx.send(finished).is_err() {
+                            break;
                         }
                     }
                 });
             }
-        });
-        Ok(BatchOutput {
-            reps: reps.into_inner().unwrap(),
-            hist: hist.into_inner().unwrap(),
+            drop(tx);
+            let mut result = Ok(());
+            loop {
+                match rx.recv_timeout(Duration::from_millis(5)) {
+                    Ok(f) if result.is_ok() => {
+                        // Per-tile thread time over the threads sharing the
+                        // call: the tile's part of the call's wall time.
+                        let tile = TileDone {
+                            tile: f.tile,
+                            reps: &f.reps,
+                            hist: &f.hist,
+                            seconds: f.seconds / threads as f64,
+                        };
+                        if let Err(e) = done(tile) {
+                            result = Err(e);
+                            halt.store(true, Ordering::Relaxed);
+                        }
+                    }
+                    Ok(_) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                }
+                if result.is_ok() && watch.stopped() {
+                    result = Err(Cancelled.into());
+                    halt.store(true, Ordering::Relaxed);
+                }
+            }
+            result
         })
+    }
+
+    fn streams(&self) -> bool {
+        true
     }
 }
 

@@ -13,12 +13,13 @@
 //! the Rust twins of the WGSL structs only this engine fills, and `peak`
 //! measures the adapter's peak rate with `shaders/peak.wgsl`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use super::{Batch, BatchOutput, Engine};
+use super::{hand_over, Batch, BatchOutput, Cancelled, Engine, TileDone, Watch};
 use crate::contract::{Kernel, LawKind, Thinning, HIST_BINS};
 
 mod adapter;
@@ -149,8 +150,40 @@ impl Engine for GpuEngine {
     }
 
     fn run(&mut self, batch: &Batch) -> Result<BatchOutput> {
+        Ok(self.run_timed(batch, Watch::none())?.0)
+    }
+
+    /// The call's passes stop at `watch`; its tiles are handed over at the
+    /// end, each with its share of the call's wall time in proportion to the
+    /// device time measured for it.
+    fn run_watched(
+        &mut self,
+        batch: &Batch,
+        watch: Watch<'_>,
+        done: &mut dyn FnMut(TileDone<'_>) -> Result<()>,
+    ) -> Result<()> {
+        if watch.stopped() {
+            return Err(Cancelled.into());
+        }
+        let started = Instant::now();
+        let (out, tile_seconds) = self.run_timed(batch, watch)?;
+        // The passes counted the customers already.
+        let counted = AtomicU64::new(0);
+        let quiet = Watch {
+            stop: watch.stop,
+            customers: &counted,
+        };
+        let wall = started.elapsed().as_secs_f64();
+        hand_over(batch, &out, &tile_seconds, wall, quiet, done)
+    }
+}
+
+impl GpuEngine {
+    /// The batch's output and each tile's device seconds (in the batch's
+    /// tile order).
+    fn run_timed(&mut self, batch: &Batch, watch: Watch<'_>) -> Result<(BatchOutput, Vec<f64>)> {
         if batch.tiles.is_empty() {
-            return Ok(BatchOutput::empty(batch.slots, 0));
+            return Ok((BatchOutput::empty(batch.slots, 0), Vec::new()));
         }
         plan::check_gpu_limits(batch.params)?;
         for p in batch.params {
@@ -159,15 +192,23 @@ impl Engine for GpuEngine {
         }
         let plan = BatchPlan::new(batch, &self.limits, &self.rates)?;
         let buffers = BatchBuffers::create(&self.gpu, batch, &plan)?;
-        self.last_device_seconds = submit::run_passes(
+        let times = submit::run_passes(
             &self.gpu,
             &self.pipelines,
             &plan,
+            batch.params,
             &buffers,
             &mut self.rates,
             self.timestamps,
+            watch,
         )?;
-        readback::batch_output(&self.gpu, batch, &plan, &buffers)
+        self.last_device_seconds = times.device_seconds;
+        let mut tile_seconds = vec![0.0; batch.tiles.len()];
+        for (pos, &orig) in plan.order.iter().enumerate() {
+            tile_seconds[orig] = times.tile_seconds[pos];
+        }
+        let out = readback::batch_output(&self.gpu, batch, &plan, &buffers)?;
+        Ok((out, tile_seconds))
     }
 }
 

@@ -1,6 +1,9 @@
 //! Running a planned batch: each dispatch's passes encoded and submitted in
 //! order, [`PASSES_IN_FLIGHT`] deep, each retired with its device time,
-//! which updates the kernel's measured rate.
+//! which updates the kernel's measured rate and is shared out over the
+//! pass's tiles. The [`Watch`] is looked at before each pass: once it says
+//! stop, the passes in flight are waited for and the call fails with
+//! [`Cancelled`] (a pass takes about `TARGET_DISPATCH_SECONDS`).
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -14,33 +17,61 @@ use super::pipelines::PipelineCache;
 use super::plan::{BatchPlan, DispatchPlan, KernelRates};
 use super::timer::{PassTimer, PASSES_IN_FLIGHT};
 use super::OpenDevice;
-use crate::contract::{Kernel, TILE_REPS};
+use crate::contract::{Kernel, PointParams, TILE_REPS};
+use crate::engine::{Cancelled, Watch};
 
-/// Run every pass of `plan` on `buffers`, updating `rates`; returns the
-/// device seconds they took (timestamp queries when `timestamps`, else the
-/// host's wait).
+/// What [`run_passes`] measured.
+pub(super) struct PassTimes {
+    /// Device seconds of all passes (timestamp queries when the adapter
+    /// has them, else the host's wait).
+    pub device_seconds: f64,
+    /// Each tile's share of them (in the plan's tile order): a pass's time
+    /// split over its tiles by the customers each simulates in it.
+    pub tile_seconds: Vec<f64>,
+}
+
+/// Run every pass of `plan` on `buffers`, updating `rates`, until `watch`
+/// says stop ([`Cancelled`]).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn run_passes(
     gpu: &OpenDevice,
     pipelines: &PipelineCache,
     plan: &BatchPlan,
+    params: &[PointParams],
     buffers: &BatchBuffers,
     rates: &mut KernelRates,
     timestamps: bool,
-) -> Result<f64> {
+    watch: Watch<'_>,
+) -> Result<PassTimes> {
     let timer = timestamps.then(|| PassTimer::new(&gpu.device, &gpu.queue));
-    let mut tracker = PassTracker::default();
-    for dispatch in &plan.dispatches {
+    let mut tracker = PassTracker {
+        tile_seconds: vec![0.0; plan.tiles.len()],
+        ..PassTracker::default()
+    };
+    let ctx = Shares {
+        plan,
+        params,
+        watch,
+    };
+    for (index, dispatch) in plan.dispatches.iter().enumerate() {
         let pipeline = pipelines.compiled(&dispatch.spec);
         let layout = pipeline.get_bind_group_layout(0);
         let mut begin = 0u32;
         while begin < dispatch.max_total {
             let end = begin.saturating_add(dispatch.pass);
+            if watch.stopped() {
+                while !tracker.in_flight.is_empty() {
+                    tracker.retire_oldest(gpu, rates, timer.as_ref(), &ctx)?;
+                }
+                return Err(Cancelled.into());
+            }
             // The oldest pass leaves the queue before its timer slot is reused.
             if tracker.in_flight.len() == PASSES_IN_FLIGHT {
-                tracker.retire_oldest(gpu, rates, timer.as_ref())?;
+                tracker.retire_oldest(gpu, rates, timer.as_ref(), &ctx)?;
             }
             let pass = Pass {
                 dispatch,
+                index,
                 pipeline,
                 layout: &layout,
                 begin,
@@ -51,14 +82,46 @@ pub(super) fn run_passes(
         }
     }
     while !tracker.in_flight.is_empty() {
-        tracker.retire_oldest(gpu, rates, timer.as_ref())?;
+        tracker.retire_oldest(gpu, rates, timer.as_ref(), &ctx)?;
     }
-    Ok(tracker.device_seconds)
+    Ok(PassTimes {
+        device_seconds: tracker.device_seconds,
+        tile_seconds: tracker.tile_seconds,
+    })
+}
+
+/// What sharing a retired pass's time out over its tiles needs.
+struct Shares<'a> {
+    plan: &'a BatchPlan,
+    params: &'a [PointParams],
+    watch: Watch<'a>,
+}
+
+impl Shares<'_> {
+    /// Customers each tile of `dispatch` simulates in customers
+    /// `[begin, end)` of its replications: (plan tile index, customers).
+    fn tile_customers(
+        &self,
+        dispatch: &DispatchPlan,
+        begin: u32,
+        end: u32,
+    ) -> impl Iterator<Item = (usize, f64)> + '_ {
+        let first = dispatch.tile_offset as usize;
+        (first..first + dispatch.tiles as usize).map(move |i| {
+            let t = &self.plan.tiles[i];
+            let p = &self.params[t.param_index as usize];
+            let total = p.warmup.saturating_add(p.customers);
+            let n = end.min(total).saturating_sub(begin);
+            (i, f64::from(n) * f64::from(t.rep_count))
+        })
+    }
 }
 
 /// One pass of a dispatch: customers `[begin, end)` of its replications.
 struct Pass<'a> {
     dispatch: &'a DispatchPlan,
+    /// The dispatch's index in the plan.
+    index: usize,
     pipeline: &'a wgpu::ComputePipeline,
     layout: &'a wgpu::BindGroupLayout,
     begin: u32,
@@ -99,6 +162,10 @@ struct SubmittedPass {
     kernel: Kernel,
     /// Customers it simulates.
     work: f64,
+    /// Its dispatch (index in the plan) and customers.
+    dispatch: usize,
+    begin: u32,
+    end: u32,
 }
 
 /// The passes of a run in flight, and timing over those retired.
@@ -110,6 +177,8 @@ struct PassTracker {
     /// a pass's device time starts then, not at its own submission.
     last_retired: Option<Instant>,
     device_seconds: f64,
+    /// Per tile of the plan, its share of the device seconds.
+    tile_seconds: Vec<f64>,
 }
 
 impl PassTracker {
@@ -166,6 +235,9 @@ impl PassTracker {
             submitted: Instant::now(),
             kernel,
             work: pass.work(),
+            dispatch: pass.index,
+            begin: pass.begin,
+            end: pass.end,
         });
         Ok(())
     }
@@ -177,6 +249,7 @@ impl PassTracker {
         gpu: &OpenDevice,
         rates: &mut KernelRates,
         timer: Option<&PassTimer>,
+        shares: &Shares<'_>,
     ) -> Result<()> {
         let pass = self.in_flight.pop_front().expect("a pass in flight");
         gpu.device
@@ -203,6 +276,17 @@ impl PassTracker {
         };
         self.device_seconds += secs;
         rates.record(pass.kernel, pass.work, secs);
+        let dispatch = &shares.plan.dispatches[pass.dispatch];
+        let customers: Vec<(usize, f64)> = shares
+            .tile_customers(dispatch, pass.begin, pass.end)
+            .collect();
+        let sum: f64 = customers.iter().map(|c| c.1).sum();
+        if sum > 0.0 {
+            for (i, c) in customers {
+                self.tile_seconds[i] += secs * c / sum;
+            }
+        }
+        shares.watch.tick(sum as u64);
         Ok(())
     }
 }
