@@ -77,22 +77,21 @@ pub fn run(args: &RunArgs) -> Result<()> {
         return dry_run(&session, engine.as_mut(), &chosen.reason);
     }
     let first_label = engine.label();
-    let todo = session.begin(&first_label, &say)?;
+    // Ctrl-C from here on stops the run cleanly (the warm-up pilots in
+    // `begin` finish first).
     interrupt::set_resume_hint(&session.resume_hint());
     interrupt::install();
+    let todo = session.begin(&first_label, &say)?;
     say(&session.banner());
     let planned: f64 = todo
         .iter()
         .map(|p| f64::from(rounds::first_round(p, run.reps)) * rounds::rep_customers(p))
         .sum();
-    if estimate::could_be_long(
-        planned,
-        engine.streams(),
-        CpuEngine::new(run.threads).threads,
-    ) {
+    let shape = estimate::Shape::of(&first_label, CpuEngine::new(run.threads).threads);
+    if estimate::could_be_long(&todo, run.reps, shape) {
         // Long enough to be worth a sub-second look before starting.
         let cal = estimate::calibrate(engine.as_mut(), &todo, &session.table)?;
-        let est = estimate::time_estimate(&todo, run.reps, &cal);
+        let est = estimate::calibrated_estimate(&todo, run.reps, shape, &cal);
         if est.seconds > estimate::LONG_RUN_SECONDS {
             say(&format!(
                 "qsweep: this run will take about {} ({:.3e} customers at {:.3e}/s measured on \
@@ -199,7 +198,8 @@ fn dry_run(session: &Session, engine: &mut dyn Engine, backend: &str) -> Result<
         ));
     }
     let cal = estimate::calibrate(engine, &todo, &session.table)?;
-    let est = estimate::time_estimate(&todo, spec.run.reps, &cal);
+    let shape = estimate::Shape::of(&engine.label(), CpuEngine::new(spec.run.threads).threads);
+    let est = estimate::calibrated_estimate(&todo, spec.run.reps, shape, &cal);
     lines.push(format!(
         "customers: {:.3e} in all, warm-up included ({} per replication){}",
         est.customers,
@@ -215,6 +215,13 @@ fn dry_run(session: &Session, engine: &mut dyn Engine, backend: &str) -> Result<
         qsweep::memory::human(session.memory_limit.bytes),
         session.memory_limit.source
     ));
+    if spec.run.warmup_auto {
+        lines.push(
+            "warm-up: auto, chosen per point by CPU pilots when the run starts (not counted \
+             above)"
+                .to_string(),
+        );
+    }
     lines.push(format!("backend: {backend}"));
     let most = match est.most {
         Some((_, s)) => format!(" (up to {} under --precision)", progress::duration(s)),

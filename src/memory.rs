@@ -156,9 +156,9 @@ pub fn limit() -> Result<Limit, UsageError> {
     )
 }
 
-/// Refuses `bytes` for `what` above the limit: `FIELD: WHAT needs about X
-/// of memory; expected at most L (SOURCE; set QSWEEP_MEMORY_LIMIT to change
-/// it)`, with `advice` (e.g. "at most 1200 servers") before the limit.
+/// Refuses `bytes` for `what` above the limit: `FIELD: WHAT: about X of
+/// memory; expected ADVICE, within the memory limit of L (SOURCE; set
+/// QSWEEP_MEMORY_LIMIT to change it)`.
 pub fn check(field: &str, what: &str, bytes: u64, advice: &str) -> Result<(), UsageError> {
     let limit = limit()?;
     if bytes <= limit.bytes {
@@ -175,8 +175,8 @@ pub fn refusal(field: &str, what: &str, bytes: u64, advice: &str, limit: &Limit)
         format!("{advice}, ")
     };
     UsageError(format!(
-        "{field}: {what} needs about {} of memory; expected {advice}within the memory limit of \
-         {} ({}; set {LIMIT_VAR} to change it)",
+        "{field}: {what}: about {} of memory; expected {advice}within the memory limit of {} \
+         ({}; set {LIMIT_VAR} to change it)",
         human(bytes),
         human(limit.bytes),
         limit.source
@@ -260,9 +260,9 @@ mod tests {
         );
         assert_eq!(
             e.0,
-            "servers: a central queue of 1e9 servers needs about 64.0 GiB of memory; expected at \
-             most 5 servers, within the memory limit of 1.0 GiB (test; set QSWEEP_MEMORY_LIMIT \
-             to change it)"
+            "servers: a central queue of 1e9 servers: about 64.0 GiB of memory; expected at most \
+             5 servers, within the memory limit of 1.0 GiB (test; set QSWEEP_MEMORY_LIMIT to \
+             change it)"
         );
         assert_eq!(largest_within(100, 1000, |n| n * 7), 14);
         assert_eq!(largest_within(5, 1000, |n| n * 7), 0);

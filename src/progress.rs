@@ -134,14 +134,17 @@ impl Shared {
         (rate, eta)
     }
 
-    /// `3/20 points · 41% · 5.0e7 customers/s · ETA 1m 05s`.
+    /// `3/20 points · 1.23e9 of 3.00e9 customers (41.0%) · 5.00e7/s · ETA
+    /// 1m 05s`.
     fn status(&self) -> String {
         let (done, planned) = self.customers();
         let (rate, eta) = self.rate_and_eta();
         format!(
-            "{}/{} points · {:.0}% · {:.2e} customers/s · ETA {}",
+            "{}/{} points · {:.2e} of {:.2e} customers ({:.1}%) · {:.2e}/s · ETA {}",
             self.done.load(Ordering::Relaxed),
             self.total,
+            done,
+            planned,
             100.0 * done / planned.max(1.0),
             rate,
             duration(eta)

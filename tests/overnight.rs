@@ -677,3 +677,277 @@ fn resume_and_from_meta_check_rows_and_spec_against_the_recorded_spec() {
     );
     assert!(e.contains("not to the spec_hash"), "{e}");
 }
+
+/// Standard error of `child`, line by line as it comes.
+fn stderr_lines(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let err = child.stderr.take().expect("piped stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(err).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// The customers done a `qsweep: progress:` line reports.
+fn progress_customers(line: &str) -> Option<f64> {
+    let rest = line.strip_prefix("qsweep: progress: ")?;
+    let field = rest.split(" · ").nth(1)?;
+    field.split(' ').next()?.parse().ok()
+}
+
+/// One point of 2 × (2^32 − 1) customers: hours of work in one replication
+/// pair, hence in one engine call.
+fn enormous(backend: &str, out: &str) -> Vec<String> {
+    [
+        "run",
+        "--backend",
+        backend,
+        "-j",
+        "2",
+        "--routing",
+        "random",
+        "--servers",
+        "1",
+        "--rho",
+        "0.5",
+        "--service",
+        "exp(mean=1)",
+        "--reps",
+        "2",
+        "--customers",
+        "4294967295",
+        "--warmup",
+        "0",
+        "-o",
+        out,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// Sends SIGINT to `child`, then returns its exit code and how long it took
+/// to end.
+fn interrupt(child: &mut std::process::Child) -> (Option<i32>, f64) {
+    let sent = Instant::now();
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill -INT");
+    assert!(kill.success());
+    let deadline = sent + Duration::from_secs(30);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status.code(), sent.elapsed().as_secs_f64());
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("still running 30 s after SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn ctrl_c_stops_one_enormous_point_within_two_seconds_and_its_progress_moves() {
+    let dir = tempdir();
+    let d = dir.path();
+    let mut child = Command::new(BIN)
+        .args(enormous("cpu", "huge.csv"))
+        .current_dir(d)
+        .env("QSWEEP_PROGRESS_SECONDS", "0.2")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = stderr_lines(&mut child);
+    // The progress lines count customers inside the replications.
+    let mut seen: Vec<f64> = Vec::new();
+    let mut all = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while seen.len() < 4 {
+        let line = lines
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .unwrap_or_else(|_| panic!("no progress within 60 s: {all:#?}"));
+        if let Some(c) = progress_customers(&line) {
+            seen.push(c);
+        }
+        all.push(line);
+    }
+    assert!(
+        seen.windows(2).all(|w| w[1] > w[0]) && seen[0] < 1e10,
+        "progress did not move: {all:#?}"
+    );
+    // A run this long says so before it starts.
+    assert!(
+        all.iter().any(|l| l.contains("this run will take about")),
+        "{all:#?}"
+    );
+    let (code, took) = interrupt(&mut child);
+    let rest: Vec<String> = lines.try_iter().collect();
+    assert_eq!(code, Some(130), "{rest:#?}");
+    assert!(took < 2.0, "took {took} s to stop");
+    assert!(rest.iter().any(|l| l.contains("To resume:")), "{rest:#?}");
+    assert_eq!(data_rows(&d.join("huge.csv")), 0);
+    let m = meta(&d.join("huge.meta.json"));
+    assert_eq!(m["status"], "interrupted");
+    assert_eq!(m["points_done"], 0);
+}
+
+#[test]
+fn ctrl_c_stops_one_enormous_point_on_the_gpu_within_two_seconds() {
+    let adapters = qsweep(Path::new("."), &["adapters"]);
+    if String::from_utf8_lossy(&adapters.stdout).contains("no GPU adapters") {
+        eprintln!("skipped: no GPU adapter");
+        return;
+    }
+    let dir = tempdir();
+    let d = dir.path();
+    let mut child = Command::new(BIN)
+        .args(enormous("gpu", "huge.csv"))
+        .current_dir(d)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = stderr_lines(&mut child);
+    // Past the banner, the engine is in its first call.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let line = lines
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .expect("a banner within 60 s");
+        if line.starts_with("qsweep: 1 points") {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let (code, took) = interrupt(&mut child);
+    let rest: Vec<String> = lines.try_iter().collect();
+    assert_eq!(code, Some(130), "{rest:#?}");
+    assert!(took < 2.0, "took {took} s to stop");
+    assert_eq!(meta(&d.join("huge.meta.json"))["status"], "interrupted");
+}
+
+/// 30 points that fit one engine call on the CPU (1920 replications, about
+/// 4e7 customers), a few seconds in all.
+const ONE_CALL: &[&str] = &[
+    "--backend",
+    "cpu",
+    "-j",
+    "2",
+    "--routing",
+    "random,central",
+    "--servers",
+    "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15",
+    "--rho",
+    "0.8",
+    "--service",
+    "exp(mean=1)",
+    "--reps",
+    "64",
+    "--customers",
+    "20000",
+    "--warmup",
+    "0",
+];
+
+#[test]
+fn rows_of_one_engine_call_come_as_its_points_finish_and_survive_sigkill() {
+    let dir = tempdir();
+    let d = dir.path();
+    run_ok(d, ONE_CALL, &["-o", "ref.csv"]);
+    let reference = rows(&d.join("ref.csv"));
+    assert_eq!(reference.len(), 30);
+
+    let csv = d.join("killed.csv");
+    let mut child = start_and_wait_for_a_row(d, &run_args(ONE_CALL, &["-o", "killed.csv"]), &csv);
+    child.kill().expect("SIGKILL");
+    child.wait().unwrap();
+    let partial = rows_lenient(&csv);
+    assert!(
+        (1..30).contains(&partial),
+        "killed after {partial} rows: expected mid-call"
+    );
+    run_ok(d, ONE_CALL, &["-o", "killed.csv", "--resume"]);
+    assert_eq!(rows(&csv), reference);
+}
+
+#[test]
+fn dry_run_shows_grid_customers_memory_and_time_and_writes_nothing() {
+    let dir = tempdir();
+    let d = dir.path();
+    let out = run_ok(d, LONG, &["-o", "dry.csv", "--dry-run"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    for want in [
+        "nothing simulated, nothing written",
+        "grid: 60 points (varying: routing random, central × servers 1, 2, 3, ..., 15 (15 values) \
+         × lambda 0.5, 0.7; fixed: ",
+        "customers: 1.920e7 in all",
+        "memory: ",
+        "limit ",
+        "backend: cpu",
+        "time: about ",
+    ] {
+        assert!(text.contains(want), "no '{want}' in:\n{text}");
+    }
+    let names: Vec<_> = std::fs::read_dir(d).unwrap().collect();
+    assert!(names.is_empty(), "{names:?}");
+    // A shard and a resumed CSV count only their own points.
+    let out = run_ok(d, LONG, &["-o", "dry.csv", "--dry-run", "--shard", "1/4"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.contains("to run: 15 of them (this shard)"), "{text}");
+    assert!(text.contains("customers: 4.800e6 in all"), "{text}");
+}
+
+#[test]
+fn each_rows_seconds_are_its_own_points_engine_time() {
+    // Both points share one engine call; jsq runs its replications one at
+    // a time through a dispatch heap, random routing eight in lock step
+    // through Lindley's recursion: over ten times the work per customer
+    // (the shared call's time once was split by customer counts alone).
+    let dir = tempdir();
+    let d = dir.path();
+    let args = [
+        "--backend",
+        "cpu",
+        "-j",
+        "2",
+        "--routing",
+        "random,jsq",
+        "--servers",
+        "15",
+        "--rho",
+        "0.8",
+        "--service",
+        "exp(mean=1)",
+        "--reps",
+        "128",
+        "--customers",
+        "20000",
+        "--warmup",
+        "0",
+    ];
+    run_ok(d, &args, &["-o", "s.csv"]);
+    let mut rdr = csv::Reader::from_path(d.join("s.csv")).unwrap();
+    let h = rdr.headers().unwrap().clone();
+    let col = h.iter().position(|c| c == "seconds").unwrap();
+    let seconds: Vec<f64> = rdr
+        .records()
+        .map(|r| r.unwrap()[col].parse().unwrap())
+        .collect();
+    assert!(
+        seconds[1] > 3.0 * seconds[0],
+        "jsq {} s, random {} s",
+        seconds[1],
+        seconds[0]
+    );
+}
