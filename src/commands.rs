@@ -77,8 +77,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
         return dry_run(&session, engine.as_mut(), &chosen.reason);
     }
     let first_label = engine.label();
-    // Ctrl-C from here on stops the run cleanly (the warm-up pilots in
-    // `begin` finish first).
+    // Ctrl-C from here on exits at once, then (once the loop watches the
+    // flag) stops the run cleanly.
     interrupt::set_resume_hint(&session.resume_hint());
     interrupt::install();
     let todo = session.begin(&first_label, &say)?;
@@ -119,6 +119,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         Ok(Box::new(cpu))
     };
     let can_fall_back = run.backend == Backend::Auto && first_label != "cpu";
+    interrupt::set_watched();
     let result = resume::run_surviving(
         todo,
         &table,

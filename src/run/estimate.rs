@@ -96,7 +96,9 @@ pub fn cpu_queue_bytes(p: &PointParams) -> u64 {
             if policy == DispatchPolicy::Lwl {
                 return r * 4;
             }
-            let h = u64::from(dispatch::capacity(p.servers.max(1)));
+            // dispatch::capacity, in u64: a system of 2^32 − 1 servers is
+            // refused here, not overflowed.
+            let h = 2 * r + u64::from(dispatch::CAPACITY_SLACK);
             let k = u64::from(p.routers.max(1));
             // free, heap (time, tag), counts; perm, pos and block starts
             // unless pod; central's router queues.
@@ -271,7 +273,8 @@ fn device_bytes(points: &[PreparedPoint], reps: u32) -> u64 {
         .map(|p| match p.params.kernel() {
             Kernel::Lindley => 0,
             Kernel::KieferWolfowitz => u64::from(p.params.servers) * 4,
-            Kernel::Dispatch => dispatch::state_words(&p.params) * 4,
+            // The same structures as the CPU's (one replication's).
+            Kernel::Dispatch => cpu_queue_bytes(&p.params),
         })
         .max()
         .unwrap_or(0);

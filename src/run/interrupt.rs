@@ -3,8 +3,11 @@
 //! within milliseconds: every point finished before keeps its row, the
 //! points being simulated are dropped (a resumed run simulates them again),
 //! the `.meta.json` says `interrupted`, the process exits 130. A second one
-//! exits at once. The CSV stays resumable either way; what to type to
-//! resume is printed.
+//! exits at once, and so does the first before the run loop watches the
+//! flag ([`set_watched`]): nothing has been simulated yet then, and the
+//! steps before it (`--warmup auto` pilots, a calibration) do not look at
+//! the flag. The CSV stays resumable either way; what to type to resume is
+//! printed.
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -14,6 +17,8 @@ use crate::provenance::{self, Meta, Status};
 
 /// Set by Ctrl-C (or SIGTERM): the run loop and the engines watch it.
 static STOP: AtomicBool = AtomicBool::new(false);
+/// Whether something watches [`STOP`] (else Ctrl-C exits at once).
+static WATCHED: AtomicBool = AtomicBool::new(false);
 /// What a second Ctrl-C prints: how to resume.
 static RESUME_HINT: Mutex<String> = Mutex::new(String::new());
 /// The running run's `.meta.json` (path and contents), so a second Ctrl-C,
@@ -23,6 +28,12 @@ static ABORT_META: Mutex<Option<(PathBuf, Meta)>> = Mutex::new(None);
 /// The flag the run loop polls ([`crate::run::run_points_until`]).
 pub fn stop_flag() -> &'static AtomicBool {
     &STOP
+}
+
+/// From now on the run loop watches the stop flag: Ctrl-C stops the run
+/// cleanly instead of exiting at once.
+pub fn set_watched() {
+    WATCHED.store(true, std::sync::atomic::Ordering::SeqCst);
 }
 
 /// The command that resumes the current run, printed if the user stops it
@@ -89,7 +100,7 @@ pub fn install() {
     std::thread::spawn(move || {
         for _ in signals.forever() {
             let hint = RESUME_HINT.lock().map(|h| h.clone()).unwrap_or_default();
-            if STOP.swap(true, Ordering::SeqCst) {
+            if STOP.swap(true, Ordering::SeqCst) || !WATCHED.load(Ordering::SeqCst) {
                 write_abort_meta();
                 progress::say(&format!(
                     "qsweep: stopped at once; the CSV keeps its whole rows. To resume:\n  {hint}"
