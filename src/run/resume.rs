@@ -459,7 +459,8 @@ mod tests {
             routing: vec!["random".into()],
             lambda: vec!["0.5".into()],
             service: vec!["exp(mean=0.2)".into()],
-            // One point per chunk, so a failure falls between points.
+            // Over half a call's replications a point: the first call ends
+            // inside point 1, the failing second one holds points 1 and 2.
             reps: Some((crate::run::CHUNK_REPS / 2 + 1).to_string()),
             customers: Some("3".into()),
             warmup: Some("0".into()),
@@ -477,7 +478,7 @@ mod tests {
         let mut make = |e: &anyhow::Error, left: usize| -> Result<Box<dyn Engine>> {
             calls += 1;
             assert!(
-                format!("{e:#}").contains("flaky failed on grid points 1..=1"),
+                format!("{e:#}").contains("flaky failed on grid points 1..=2"),
                 "{e:#}"
             );
             assert_eq!(left, 2);

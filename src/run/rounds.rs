@@ -523,6 +523,11 @@ fn run_loop<'p>(
         let budget = fixed_budget.unwrap_or_else(|| window.budget());
         window.admit(budget);
         let call = window.next_call(budget);
+        anyhow::ensure!(
+            !call.tiles.is_empty(),
+            "the run loop found nothing to run with points {}.. unfinished",
+            window.first
+        );
         let batch = Batch {
             params: &call.params,
             tiles: &call.tiles,
