@@ -84,12 +84,15 @@ pub fn say(msg: &str) {
     }
 }
 
-/// `1h 02m`, `3m 05s`, `42s`.
+/// `1h 02m`, `3m 05s`, `42s`, `0.4s`.
 pub fn duration(seconds: f64) -> String {
     if !seconds.is_finite() {
         return "?".into();
     }
-    let s = seconds.max(0.0).round() as u64;
+    if seconds < 9.95 {
+        return format!("{:.1}s", seconds.max(0.0));
+    }
+    let s = seconds.round() as u64;
     match s {
         0..=59 => format!("{s}s"),
         60..=3599 => format!("{}m {:02}s", s / 60, s % 60),
@@ -317,7 +320,8 @@ mod tests {
 
     #[test]
     fn durations_read_well() {
-        assert_eq!(duration(0.4), "0s");
+        assert_eq!(duration(0.44), "0.4s");
+        assert_eq!(duration(9.96), "10s");
         assert_eq!(duration(42.0), "42s");
         assert_eq!(duration(185.0), "3m 05s");
         assert_eq!(duration(3720.0), "1h 02m");

@@ -336,20 +336,34 @@ pub fn calibrate(
         }
     }
     let share = CALIBRATION_SECONDS / sample.len().max(1) as f64;
-    // Enough replications to fill the engine; the deadline cuts the call.
-    let reps = if engine.streams() { 8192 } else { 16384 };
     let mut rates = Vec::new();
     for q in &sample {
-        // A first call compiles the GPU's pipeline.
+        // A first call compiles the GPU's pipeline (not timed).
         let mut warm = *q;
         warm.customers = 100;
-        timed_call(engine, &warm, 64, table, share / 4.0)?;
-        let (customers, seconds) = timed_call(engine, q, reps, table, share)?;
-        if customers > 0.0 && seconds > 0.0 {
-            rates.push((
-                kind(q),
-                customers * loop_cost_per_customer(q) as f64 / seconds,
-            ));
+        timed_call(engine, &warm, 64, table, share)?;
+        // Calls of 4× more replications, until one fills its time or the
+        // engine (a GPU needs tens of thousands in flight, the CPU a few
+        // per thread); the deadline cuts a call short, and its customers
+        // so far still count.
+        let (mut reps, mut best) = (256u32, None);
+        let started = Instant::now();
+        loop {
+            let left = share - started.elapsed().as_secs_f64();
+            if left <= 0.0 {
+                break;
+            }
+            let (customers, seconds) = timed_call(engine, q, reps, table, left)?;
+            if customers > 0.0 && seconds > 0.0 {
+                best = Some(customers * loop_cost_per_customer(q) as f64 / seconds);
+            }
+            if seconds >= left * 0.9 || u64::from(reps) >= CHUNK_REPS {
+                break;
+            }
+            reps *= 4;
+        }
+        if let Some(rate) = best {
+            rates.push((kind(q), rate));
         }
     }
     Ok(Calibration {
@@ -418,7 +432,7 @@ fn timed_call(
 
 /// How an engine runs tiles, for the time estimate: replications run in
 /// lock-step groups of `lanes` (a partial group costs a whole one), and
-/// `workers` tiles at once.
+/// `workers` tiles at once (0: too many to matter).
 #[derive(Clone, Copy, Debug)]
 pub struct Shape {
     pub lanes: u32,
@@ -434,12 +448,14 @@ impl Shape {
         }
     }
 
-    /// A GPU: workgroups of [`TILE_REPS`] invocations, about a thousand
-    /// resident at once (a rough figure: a few per compute unit).
+    /// A GPU, modelled as its measured rate alone: how many invocations
+    /// run at once, and what idle ones cost, varies too much between
+    /// adapters (a software one runs a few SIMD groups, an H200 thousands
+    /// of warps) to model padding or the longest replication.
     pub fn gpu() -> Shape {
         Shape {
-            lanes: TILE_REPS,
-            workers: 1024,
+            lanes: 1,
+            workers: 0,
         }
     }
 
@@ -457,10 +473,10 @@ impl Shape {
     /// kernel runs one replication at a time: no padding); and the largest
     /// tile's padded replications.
     fn padded(&self, p: &PointParams, n: u32) -> (f64, f64) {
-        let lanes = if self.lanes == LANES as u32 && p.kernel() == Kernel::Dispatch {
+        let lanes = if p.kernel() == Kernel::Dispatch {
             1
         } else {
-            self.lanes
+            self.lanes.max(1)
         };
         let sections = hist_batches(n);
         let (mut all, mut largest) = (0u64, 0u64);
@@ -502,7 +518,9 @@ pub fn time_estimate(
         let (padded, largest) = shape.padded(&p.params, n);
         customers += f64::from(n) * rep_customers(p);
         seconds += padded * rep_work(p) / r;
-        longest_tile = longest_tile.max(largest * rep_work(p) * per_worker / r);
+        if shape.workers > 0 {
+            longest_tile = longest_tile.max(largest * rep_work(p) * per_worker / r);
+        }
         let m = max_reps(p, reps).min(u64::from(u32::MAX)) as u32;
         precision |= p.precision.is_some();
         most_c += f64::from(m) * rep_customers(p);
@@ -529,7 +547,7 @@ pub fn calibrated_estimate(
 /// work rate an engine of `shape` reaches: only such runs are calibrated
 /// before they start (to say how long they will take).
 pub fn could_be_long(points: &[PreparedPoint], reps: u32, shape: Shape) -> bool {
-    let fastest = if shape.lanes == LANES as u32 {
+    let fastest = if shape.workers > 0 {
         FASTEST_CPU_THREAD * f64::from(shape.workers)
     } else {
         FASTEST_GPU
