@@ -168,7 +168,7 @@ impl State {
             })
             .filter(|x| x.2 > 0)
             .collect();
-        State {
+        let mut st = State {
             sections,
             reps: Vec::with_capacity(reps0 as usize),
             hist: vec![vec![0; per_slot]; sections as usize],
@@ -179,9 +179,23 @@ impl State {
             overflow: None,
             next,
             round_start: 0,
-            round: vec![RepResult::default(); reps0 as usize],
-            round_left: reps0,
-        }
+            round: Vec::new(),
+            round_left: 0,
+        };
+        st.begin_round();
+        st
+    }
+
+    /// Sets up the buffer of the round `next` holds: its replications form
+    /// one range (whatever sections they are dealt to).
+    fn begin_round(&mut self) {
+        let start = self.next.iter().map(|x| x.1).min().unwrap_or(self.n);
+        let end = self.next.iter().map(|x| x.1 + x.2).max().unwrap_or(self.n);
+        let count: u32 = self.next.iter().map(|x| x.2).sum();
+        debug_assert_eq!(end - start, count, "a round's replications are one range");
+        self.round_start = start;
+        self.round_left = count;
+        self.round = vec![RepResult::default(); (end - start) as usize];
     }
 
     /// After a round: finished, or the next round planned.
@@ -211,10 +225,6 @@ impl State {
         self.next = (0..self.sections)
             .map(|b| (b, self.n + b * per_section, per_section))
             .collect();
-        self.round_start = self.n;
-        self.round_left = per_section * self.sections;
-        self.round = vec![RepResult::default(); self.round_left as usize];
-        progress::plan_more(f64::from(self.round_left) * rep_customers(p));
         self.n += per_section * self.sections;
     }
 
@@ -246,6 +256,10 @@ fn finish_round(p: &PreparedPoint, st: &mut State) {
     let service = &p.grid.service;
     st.stats = point_stats(&st.reps, &batches, p.scale, &|x| service.cdf(x));
     st.plan(p);
+    if st.done.is_none() {
+        st.begin_round();
+        progress::plan_more(f64::from(st.round_left) * rep_customers(p));
+    }
 }
 
 /// The points in flight and how fast the engine goes.
