@@ -290,6 +290,16 @@ impl BenchOptions {
                 self.seconds
             )));
         }
+        if let Some(only) = &self.only {
+            let cases = standard_cases();
+            if !cases.iter().any(|c| c.name.contains(only.as_str())) {
+                let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
+                return Err(crate::UsageError(format!(
+                    "--only: '{only}' matches no case; expected part of one of: {}",
+                    names.join("; ")
+                )));
+            }
+        }
         Ok(())
     }
 }

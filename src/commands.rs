@@ -56,6 +56,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
             progress::say(msg);
         }
     };
+    for note in session.spec.notes() {
+        say(&format!("qsweep: note: {note}"));
+    }
     let run = session.spec.run.clone();
     let chosen = backend::choose_for(
         run.backend,
@@ -223,6 +226,9 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
 /// (and as CSV to `-o`).
 pub fn analytic(args: &SweepArgs) -> Result<()> {
     let spec = Spec::load(args)?;
+    for note in spec.notes() {
+        eprintln!("qsweep: note: {note}");
+    }
     let rows: Vec<Vec<String>> = spec
         .points()
         .iter()
@@ -338,6 +344,9 @@ pub struct PlotArgs {
     /// Figure title
     #[arg(long)]
     pub title: Option<String>,
+    /// Overwrite the figure if it exists
+    #[arg(long)]
+    pub force: bool,
     /// Width and height in SVG pixels (0: automatic)
     #[arg(long, default_value_t = 0)]
     pub width: u32,
@@ -364,6 +373,13 @@ pub fn plot(args: &PlotArgs) -> Result<()> {
         title: args.title.clone(),
         time_unit: args.time_unit.clone(),
     };
+    if !args.force && out.symlink_metadata().is_ok() {
+        return Err(qsweep::UsageError(format!(
+            "--out: '{}' already exists; expected a new file (pass --force to overwrite it)",
+            out.display()
+        ))
+        .into());
+    }
     let summary = plot_csv(&args.csv, &out, &opts)?;
     for note in &summary.notes {
         eprintln!("note: {note}");

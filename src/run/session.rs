@@ -785,7 +785,11 @@ mod tests {
         assert_eq!((meta.points_done, meta.run.points_run), (2, 2));
         let text = std::fs::read_to_string(&out).unwrap();
         assert_eq!(text.lines().count(), 3);
-        // The same output again is refused before anything runs.
+        // While the run holds its CSV, no other run may take it...
+        let e = Session::open(&request(&a, true)).err().unwrap();
+        assert!(e.to_string().contains("being written by another"), "{e}");
+        drop(s);
+        // ...and once it is done, the same output is refused unless resumed.
         let e = Session::open(&request(&a, false)).err().unwrap();
         assert!(e.to_string().contains("already exists"), "{e}");
     }
@@ -802,6 +806,7 @@ mod tests {
         assert_eq!(meta.run.status, Status::Failed);
         assert_eq!(meta.points_done, 1);
         assert!(meta.error.unwrap().contains("engine lost"));
+        drop(s);
 
         let mut r = Session::open(&request(&a, true)).unwrap();
         assert!(r.resuming);
@@ -841,6 +846,7 @@ mod tests {
         let a = args(&out);
         let mut s = Session::open(&request(&a, false)).unwrap();
         simulate(&mut s, Some(1)).unwrap_err();
+        drop(s);
         let other = SweepArgs {
             seed: Some("7".into()),
             ..args(&out)

@@ -15,8 +15,8 @@ use toml::Spanned;
 use super::flags::{flag_list, split_flag};
 use super::settings::{is_run_key, RunSettings};
 use super::values::{
-    count, de_float, de_int, entries_in_order, invalid, positive, quote, show, str_int, FileCtx,
-    Loc,
+    count, de_float, de_int, entries_in_order, invalid, invalid_count, positive, quote, show,
+    str_int, FileCtx, Loc,
 };
 use super::{Load, Spec, SpecError, SweepArgs};
 use crate::dist::{Dist, Role};
@@ -103,8 +103,11 @@ impl Axes {
                 "servers" | "workers" => {
                     let mut out = Vec::new();
                     for e in axis_items(v, &loc, EXPECT_COUNT)? {
-                        let n = de_int(e.get_ref()).and_then(count).ok_or_else(|| {
-                            elem_loc(e).err(invalid(&show(e.get_ref()), EXPECT_COUNT))
+                        let i = de_int(e.get_ref());
+                        let n = i.and_then(count).ok_or_else(|| {
+                            let shown = show(e.get_ref());
+                            let max = u64::from(u32::MAX);
+                            elem_loc(e).err(invalid_count(&shown, i, max, EXPECT_COUNT))
                         })?;
                         out.push(n);
                     }
@@ -209,9 +212,9 @@ impl Axes {
             self.routing = Some(v);
         }
         let counts = |s: &str| {
-            str_int(s)
-                .and_then(count)
-                .ok_or_else(|| invalid(&quote(s), EXPECT_COUNT))
+            let i = str_int(s);
+            i.and_then(count)
+                .ok_or_else(|| invalid_count(&quote(s), i, u64::from(u32::MAX), EXPECT_COUNT))
         };
         if let Some(v) = flag_list("servers", &a.servers, EXPECT_COUNT, counts)? {
             self.servers = Some(v);

@@ -145,6 +145,8 @@ impl Spec {
                         "{source}: cannot read spec file: {e}; expected a readable TOML file"
                     ))
                 })?;
+                // Editors on Windows may start a file with a byte-order mark.
+                let text = text.strip_prefix('\u{feff}').unwrap_or(&text).to_string();
                 let base_dir = match path.parent() {
                     Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
                     _ => PathBuf::from("."),

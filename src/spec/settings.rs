@@ -30,8 +30,8 @@ use std::path::{Path, PathBuf};
 use toml::de::{DeTable, DeValue};
 
 use super::values::{
-    count, de_float, de_int, entries_in_order, invalid, nonempty, quote, show, str_int, toml_float,
-    toml_str, FileCtx, Loc,
+    count, de_float, de_int, entries_in_order, invalid, invalid_count, nonempty, quote, show,
+    str_int, toml_float, toml_str, FileCtx, Loc,
 };
 use super::{SpecError, SweepArgs, SWEEP_KEYS};
 use crate::backend::Backend;
@@ -175,6 +175,20 @@ pub(super) struct RunSetting {
     pub(super) set: fn(&mut RunSettings, &Given<'_>) -> Option<()>,
     /// The value as canonical TOML; `None`: leave the key out.
     pub(super) write: fn(&RunSettings) -> Option<String>,
+}
+
+impl RunSetting {
+    /// Why `given` was refused: too large for a count, or not what is
+    /// expected.
+    fn refusal(&self, given: &Given) -> String {
+        let max = match self.key {
+            "reps" | "customers" | "warmup" => u64::from(u32::MAX),
+            "max_customers" | "seed" => u64::MAX,
+            "threads" => u64::try_from(usize::MAX).unwrap_or(u64::MAX),
+            _ => return invalid(&given.shown(), self.expected),
+        };
+        invalid_count(&given.shown(), given.int(), max, self.expected)
+    }
 }
 
 /// Every `[run]` setting, in the order [`super::Spec::to_toml`] writes them
@@ -396,10 +410,8 @@ pub(super) fn read_run_table(
             ));
         };
         let given = Given::Toml(v.get_ref());
-        (setting.set)(run, &given).ok_or_else(|| {
-            ctx.loc(v.span(), "run", key)
-                .err(invalid(&given.shown(), setting.expected))
-        })?;
+        (setting.set)(run, &given)
+            .ok_or_else(|| ctx.loc(v.span(), "run", key).err(setting.refusal(&given)))?;
     }
     Ok(())
 }
@@ -411,9 +423,8 @@ pub(super) fn apply_run_flags(run: &mut RunSettings, args: &SweepArgs) -> Result
         let Some(given) = (setting.flag_value)(args) else {
             continue;
         };
-        (setting.set)(run, &given).ok_or_else(|| {
-            Loc::Flag(setting.flag).err(invalid(&given.shown(), setting.expected))
-        })?;
+        (setting.set)(run, &given)
+            .ok_or_else(|| Loc::Flag(setting.flag).err(setting.refusal(&given)))?;
     }
     run.force |= args.force;
     Ok(())
