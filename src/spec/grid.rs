@@ -106,7 +106,13 @@ impl Spec {
                         routers,
                         servers,
                         workers,
-                        arrival: arrival.with_mean(1.0 / lambda),
+                        // Outside the engines' range (refused by
+                        // `validate_points`) the law stays as written.
+                        arrival: if (LAMBDA_RANGE.0..=LAMBDA_RANGE.1).contains(&lambda) {
+                            arrival.with_mean(1.0 / lambda)
+                        } else {
+                            arrival.clone()
+                        },
                         arrival_text: arrival.text().to_string(),
                         lambda,
                         service: service.clone(),
