@@ -720,3 +720,19 @@ fn an_unknown_adapter_is_a_usage_error() {
     assert!(text(&out.stderr).contains("--adapter: no adapter matches 'nosuch-adapter'"));
     assert!(!d.path().join("x.csv").exists());
 }
+
+#[test]
+fn auto_takes_the_cpu_at_once_when_the_only_adapter_is_software() {
+    let adapters = qsweep::engine::gpu::list_adapters();
+    if adapters.is_empty() || adapters.iter().any(|a| !a.is_software) {
+        return; // Only meaningful beside a software adapter (CI has lavapipe).
+    }
+    let d = tempdir();
+    let out = run(d.path(), &["--backend", "auto", "-o", "a.csv"]);
+    assert_ok(&out);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("qsweep: backend: cpu (") && err.contains("is software, on these same cores"),
+        "{err}"
+    );
+}
