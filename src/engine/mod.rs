@@ -14,6 +14,11 @@ pub mod schedule;
 
 use crate::contract::{PointParams, RepResult, Tile, HIST_BINS};
 
+/// Longest a single measured engine call or dispatch should take (`qsweep
+/// bench`, the peak measurement): far below OS GPU watchdogs (about 2 s on
+/// Windows), long enough to amortise a call's set-up.
+pub const MAX_CALL_SECONDS: f64 = 0.25;
+
 /// Work for one engine call.
 pub struct Batch<'a> {
     pub params: &'a [PointParams],
@@ -57,4 +62,9 @@ pub trait Engine {
     /// What the CSV's `backend` column says (e.g. `cpu`, `vulkan:llvmpipe (LLVM 15.0.7, 256 bits)`).
     fn label(&self) -> String;
     fn run(&mut self, batch: &Batch) -> anyhow::Result<BatchOutput>;
+    /// Seconds the device spent on the last call's dispatches, where the
+    /// engine can tell (a GPU's timestamp queries or pass waits).
+    fn device_seconds(&self) -> Option<f64> {
+        None
+    }
 }

@@ -148,6 +148,10 @@ impl Engine for GpuEngine {
         self.gpu.desc.label()
     }
 
+    fn device_seconds(&self) -> Option<f64> {
+        Some(self.last_device_seconds)
+    }
+
     fn run(&mut self, batch: &Batch) -> Result<BatchOutput> {
         if batch.tiles.is_empty() {
             return Ok(BatchOutput::empty(batch.slots, 0));
