@@ -210,21 +210,40 @@ fn coverage_band_is_the_binomial_one() {
     assert!(*band.start() > 1800 && *band.end() < 1980, "{band:?}");
 }
 
-/// Coverage of the mean and of every percentile CI of one point over
-/// `seeds` seeds; `exact` gives the exact `q` quantile of the wait.
-#[allow(clippy::too_many_arguments)]
-fn coverage(
-    routing: &str,
+/// Seeds per coverage setting: 200, or `QSWEEP_COVERAGE_SEEDS` (the band
+/// narrows as it grows: 1000 seeds accept 90.4–98.6%).
+fn coverage_seeds() -> u64 {
+    std::env::var("QSWEEP_COVERAGE_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200)
+}
+
+/// One point whose CIs are checked.
+struct Setting<'a> {
+    routing: &'a str,
     servers: u32,
     rho: f64,
-    service: &str,
+    service: &'a str,
     reps: u32,
     customers: u32,
     warmup: u32,
-    seeds: u64,
-    exact_mean: f64,
-    exact: &dyn Fn(f64) -> f64,
-) {
+}
+
+/// Coverage of the mean and of every percentile CI of one point over
+/// [`coverage_seeds`] seeds; `exact` gives the exact `q` quantile of the
+/// wait.
+fn coverage(setting: &Setting, exact_mean: f64, exact: &dyn Fn(f64) -> f64) {
+    let &Setting {
+        routing,
+        servers,
+        rho,
+        service,
+        reps,
+        customers,
+        warmup,
+    } = setting;
+    let seeds = coverage_seeds();
     let mut points: Vec<PreparedPoint> = Vec::new();
     let mut table = vec![0.0];
     for seed in 1..=seeds {
@@ -304,14 +323,15 @@ fn mmc_exact(servers: u32) -> (f64, impl Fn(f64) -> f64) {
 fn mm1_cis_cover_the_exact_mean_and_percentiles() {
     let (mean, q) = mmc_exact(1);
     coverage(
-        "random",
-        1,
-        0.9,
-        "exp(mean=1)",
-        32,
-        20_000,
-        2000,
-        200,
+        &Setting {
+            routing: "random",
+            servers: 1,
+            rho: 0.9,
+            service: "exp(mean=1)",
+            reps: 32,
+            customers: 20_000,
+            warmup: 2000,
+        },
         mean,
         &q,
     );
@@ -321,14 +341,15 @@ fn mm1_cis_cover_the_exact_mean_and_percentiles() {
 fn mm1_cis_with_few_long_replications_cover() {
     let (mean, q) = mmc_exact(1);
     coverage(
-        "random",
-        1,
-        0.9,
-        "exp(mean=1)",
-        4,
-        200_000,
-        2000,
-        200,
+        &Setting {
+            routing: "random",
+            servers: 1,
+            rho: 0.9,
+            service: "exp(mean=1)",
+            reps: 4,
+            customers: 200_000,
+            warmup: 2000,
+        },
         mean,
         &q,
     );
@@ -338,14 +359,15 @@ fn mm1_cis_with_few_long_replications_cover() {
 fn mm10_cis_cover_the_exact_mean_and_percentiles() {
     let (mean, q) = mmc_exact(10);
     coverage(
-        "central",
-        10,
-        0.9,
-        "exp(mean=1)",
-        32,
-        20_000,
-        2000,
-        200,
+        &Setting {
+            routing: "central",
+            servers: 10,
+            rho: 0.9,
+            service: "exp(mean=1)",
+            reps: 32,
+            customers: 20_000,
+            warmup: 2000,
+        },
         mean,
         &q,
     );
@@ -359,14 +381,15 @@ fn mh2_cis_cover_the_exact_mean_and_percentiles() {
     let mean = rho * (1.0 + scv) / (2.0 * (1.0 - rho));
     let q = |q: f64| tail_quantile(&|t| mh2_wait_tail(scv, rho, t), q);
     coverage(
-        "random",
-        1,
-        rho,
-        "hyperexp(scv=10,mean=1)",
-        32,
-        20_000,
-        5000,
-        200,
+        &Setting {
+            routing: "random",
+            servers: 1,
+            rho,
+            service: "hyperexp(scv=10,mean=1)",
+            reps: 32,
+            customers: 20_000,
+            warmup: 5000,
+        },
         mean,
         &q,
     );
