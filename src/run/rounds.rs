@@ -24,6 +24,13 @@
 //!   round's batches as extra sections instead would mix batch quantiles of
 //!   different variances in one t interval.
 //!
+//! - Histogram range: when a point's reported percentiles (or their CI
+//!   bounds) fall in the histogram's overflow or underflow bin, every
+//!   replication so far is simulated again, dealt to the same sections, with
+//!   the range [`stats::rescaled`] picks (a power-of-two multiple of the
+//!   service mean): the streams do not depend on the range, so the same
+//!   customers are binned where they are resolved.
+//!
 //! # Chunks and engine calls
 //! Points are packed into chunks (many points per engine call, so a GPU has
 //! thousands of replications in flight) within [`CHUNK_REPS`] and
@@ -37,10 +44,10 @@ use anyhow::{Context, Result};
 
 use super::point::{check_overflow, failed_on, PointResult, PreparedPoint};
 use super::precision::{converged, next_total, MAX_REPS, MIN_FIRST_ROUND};
-use crate::contract::{RepResult, Tile, HIST_BINS, TILE_REPS};
+use crate::contract::{PointParams, RepResult, Tile, HIST_BINS, TILE_REPS};
 use crate::engine::schedule::{batch_start, hist_batches};
 use crate::engine::{Batch, Engine};
-use crate::stats::{point_stats, PointStats};
+use crate::stats::{self, point_stats, PointStats};
 
 /// Replications packed into one engine call, at most.
 pub const CHUNK_REPS: u64 = 1 << 16;
@@ -102,10 +109,17 @@ struct State {
     overflow: Option<anyhow::Error>,
     /// The next round: (section, first replication, count).
     next: Vec<(u32, u32, u32)>,
+    /// Every (section, first replication, count) dealt so far, to simulate
+    /// again with a wider histogram range.
+    dealt: Vec<(u32, u32, u32)>,
+    /// The point's engine record, with its current histogram scale.
+    params: PointParams,
+    /// The histogram scale (1 / `params.inv_hist_scale`).
+    scale: f64,
 }
 
 impl State {
-    fn new(reps0: u32) -> State {
+    fn new(p: &PreparedPoint, reps0: u32) -> State {
         let sections = hist_batches(reps0);
         let per_slot = HIST_BINS as usize;
         let next = (0..sections)
@@ -117,7 +131,7 @@ impl State {
                 (b, s, e - s)
             })
             .filter(|x| x.2 > 0)
-            .collect();
+            .collect::<Vec<_>>();
         State {
             sections,
             reps: Vec::with_capacity(reps0 as usize),
@@ -127,8 +141,39 @@ impl State {
             stats: PointStats::default(),
             done: None,
             overflow: None,
+            dealt: next.clone(),
             next,
+            params: p.params,
+            scale: p.scale,
         }
+    }
+
+    /// After a round whose reported numbers the histogram did not resolve:
+    /// plan every replication so far again with a wider range. False when
+    /// no range helps.
+    fn rescale(&mut self, p: &PreparedPoint) -> bool {
+        let Some(new) = stats::rescaled(
+            self.stats.hist_range,
+            self.stats.max_wait,
+            self.scale,
+            p.scale,
+        ) else {
+            return false;
+        };
+        // p.scale is exactly 1 / p.params.inv_hist_scale, so the new inverse
+        // is that f32 times a power of two: binning stays exact.
+        let inv = p.params.inv_hist_scale * (p.scale / new) as f32;
+        if !inv.is_normal() {
+            return false;
+        }
+        self.params.inv_hist_scale = inv;
+        self.scale = 1.0 / f64::from(inv);
+        self.reps.clear();
+        for h in &mut self.hist {
+            h.fill(0);
+        }
+        self.next = self.dealt.clone();
+        true
     }
 
     /// After a round: finished, or the next round planned.
@@ -158,6 +203,7 @@ impl State {
         self.next = (0..self.sections)
             .map(|b| (b, self.n + b * per_section, per_section))
             .collect();
+        self.dealt.extend_from_slice(&self.next);
         self.n += per_section * self.sections;
     }
 }
@@ -197,7 +243,7 @@ pub fn run_points_until<'p>(
         let chunk = &points[start..end];
         let mut states: Vec<State> = chunk
             .iter()
-            .map(|p| State::new(first_round(p, reps)))
+            .map(|p| State::new(p, first_round(p, reps)))
             .collect();
         let mut reported = 0;
         while reported < chunk.len() {
@@ -243,7 +289,7 @@ pub fn run_points_until<'p>(
                 let mut tiles = Vec::new();
                 for (slot, piece) in pieces.iter().enumerate() {
                     if slot == 0 || pieces[slot - 1].point != piece.point {
-                        params.push(chunk[piece.point].params);
+                        params.push(states[piece.point].params);
                     }
                     let param_index = params.len() as u32 - 1;
                     let mut r = piece.rep_start;
@@ -304,8 +350,10 @@ pub fn run_points_until<'p>(
                 st.reps.append(&mut round_reps[i]);
                 let batches: Vec<&[u64]> = st.hist.iter().map(Vec::as_slice).collect();
                 let service = &chunk[i].grid.service;
-                st.stats = point_stats(&st.reps, &batches, chunk[i].scale, &|x| service.cdf(x));
-                st.plan(&chunk[i]);
+                st.stats = point_stats(&st.reps, &batches, st.scale, &|x| service.cdf(x));
+                if !st.rescale(&chunk[i]) {
+                    st.plan(&chunk[i]);
+                }
             }
             while reported < chunk.len() {
                 let st = &mut states[reported];
