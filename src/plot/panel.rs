@@ -21,7 +21,7 @@ use super::ticks::{
 use super::{PlotOptions, Series};
 
 /// Counts of what was drawn; used by tests to check error bars / clamped markers.
-#[derive(Debug, Default, Clone, Copy, PartialEq)]
+#[derive(Debug, Default, Clone, PartialEq)]
 pub(super) struct DrawStats {
     pub(super) ci_bars: usize,
     pub(super) markers: usize,
@@ -31,6 +31,9 @@ pub(super) struct DrawStats {
     pub(super) dashed_segments: usize,
     /// Polylines of exact baselines (thin, solid).
     pub(super) exact_segments: usize,
+    /// Per panel (drawing order): the y axis' limits in drawing coordinates
+    /// (log10 of the values on a log axis).
+    pub(super) y_limits: Vec<(f64, f64)>,
 }
 
 type DrawResult<T, DB> = Result<T, DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
@@ -121,6 +124,7 @@ impl PanelGrid<'_> {
             members.clone()
         };
         let axes = self.panel_axes(root, cell, info, &range_members);
+        stats.y_limits.push((axes.y0, axes.y1));
         let chart = self.draw_mesh(cell, info, &axes)?;
         self.draw_frame(root, &chart, info, &axes)?;
         let (prx, pry) = chart.plotting_area().get_pixel_range();

@@ -198,7 +198,7 @@ impl Pdf {
         let mut table = format!("xref\n0 {}\n0000000000 65535 f \n", self.objects.len() + 1);
         for o in offsets {
             // Each entry is exactly 20 bytes (§7.5.4).
-            let _ = write!(table, "{o:010} 00000 n \n");
+            let _ = writeln!(table, "{o:010} 00000 n ");
         }
         let _ = write!(
             table,

@@ -393,3 +393,13 @@ impl PdfPage {
         document::write(self, size)
     }
 }
+
+/// What the unit tests of `qsweep plot` check of the font subset.
+#[cfg(test)]
+pub(super) mod tests_api {
+    /// (glyphs, glyphs with an outline) of a TrueType font; `None` when it
+    /// does not parse.
+    pub(in crate::plot) fn glyph_counts(data: &[u8]) -> Option<(usize, usize)> {
+        super::subset::TrueType::parse(data).map(|t| (t.glyph_count(), t.outlined()))
+    }
+}

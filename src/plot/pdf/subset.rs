@@ -101,6 +101,18 @@ impl<'a> TrueType<'a> {
             .map_or(&[][..], |&(s, e)| &glyf[s..e])
     }
 
+    /// Number of glyphs.
+    #[cfg(test)]
+    pub(super) fn glyph_count(&self) -> usize {
+        self.glyphs.len()
+    }
+
+    /// Number of glyphs with an outline.
+    #[cfg(test)]
+    pub(super) fn outlined(&self) -> usize {
+        self.glyphs.iter().filter(|(s, e)| e > s).count()
+    }
+
     /// Top of glyph `g`'s outline (`yMax` of its header), e.g. the x-height for 'x'.
     pub(super) fn glyph_top(&self, g: u16) -> Option<i16> {
         u16_at(self.glyph(g), 8).map(|v| v as i16)
