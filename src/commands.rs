@@ -311,21 +311,26 @@ pub fn adapters() -> Result<()> {
 pub struct PlotArgs {
     /// Results CSV written by `qsweep run`
     pub csv: PathBuf,
-    /// Output figure, .svg or .png (default: the CSV's name with .svg)
+    /// Output figure, .svg, .png or .pdf (default: the CSV's name with .svg)
     #[arg(long, short)]
     pub out: Option<PathBuf>,
-    /// Column on the x axis
-    #[arg(long, default_value = "servers")]
-    pub x: String,
+    /// Column on the x axis [default: the axis that varies along a series:
+    /// servers, rho, lambda, workers, choices or routers]
+    #[arg(long)]
+    pub x: Option<String>,
     /// Columns on the y axis, one panel each (comma-separated)
     #[arg(long, default_value = "mean_wait,p99_wait", value_delimiter = ',')]
     pub y: Vec<String>,
-    /// One line per distinct value of this column ("" for one line per panel)
-    #[arg(long, default_value = "routing")]
-    pub by: String,
-    /// One row of panels per distinct value of this column
+    /// One line per distinct value of these columns (comma-separated; "" for one
+    /// line per panel); routing carries pod's d and the router count along
+    #[arg(long, default_value = "routing", value_delimiter = ',')]
+    pub by: Vec<String>,
+    /// One row of panels per distinct value of these columns (comma-separated)
+    #[arg(long, value_delimiter = ',')]
+    pub facet: Vec<String>,
+    /// Give each facet row its own y range (by default the rows share it)
     #[arg(long)]
-    pub facet: Option<String>,
+    pub free_y: bool,
     /// Logarithmic x axis
     #[arg(long)]
     pub log_x: bool,
@@ -335,7 +340,8 @@ pub struct PlotArgs {
     /// Linear y axis
     #[arg(long)]
     pub linear_y: bool,
-    /// Draw the analytic_* columns as dashed lines
+    /// Draw the analytic_* columns: exact methods as thin solid lines,
+    /// approximations dashed, both named in the legend
     #[arg(long)]
     pub analytic: bool,
     /// Time unit of the spec, for axis labels (e.g. s, ms)
@@ -360,11 +366,14 @@ pub fn plot(args: &PlotArgs) -> Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| args.csv.with_extension("svg"));
+    let list =
+        |v: &[String]| -> Vec<String> { v.iter().filter(|s| !s.is_empty()).cloned().collect() };
     let opts = PlotOptions {
-        x: args.x.clone(),
-        y: args.y.iter().filter(|s| !s.is_empty()).cloned().collect(),
-        by: args.by.clone(),
-        facet: args.facet.clone(),
+        x: args.x.clone().unwrap_or_default(),
+        y: list(&args.y),
+        by: list(&args.by),
+        facet: list(&args.facet),
+        free_y: args.free_y,
         log_x: args.log_x,
         log_y: !args.linear_y,
         analytic: args.analytic,
