@@ -176,7 +176,7 @@ def run(
         raise ValueError("--resume: no CSV named; expected out= with the CSV to resume")
     reporter = Reporter(quiet=quiet, progress=progress)
     try:
-        header, rows, info = _qsweep.run(argv, reporter, path, text)
+        (header, rows), info = _qsweep.run(argv, reporter, path, text)
     except KeyboardInterrupt:
         reporter.close()
         if out is not None and not quiet:
@@ -221,7 +221,7 @@ def analytic(
             )
     argv = _argv("analytic", axes)
     path, text = _spec(spec)
-    header, rows, notes = _qsweep.analytic(argv, path, text)
+    (header, rows), notes = _qsweep.analytic(argv, path, text)
     if not quiet:
         reporter = Reporter(quiet=False, progress=False)
         for n in notes:

@@ -125,6 +125,9 @@ fn to_py(e: anyhow::Error) -> PyErr {
     }
 }
 
+/// A table as Python receives it: the header and the rows' fields, as text.
+type Table = (Vec<String>, Vec<Vec<String>>);
+
 /// What the worker tells the waiting thread.
 enum Event {
     /// A line for standard error (notes, the backend chosen, warnings).
@@ -290,8 +293,8 @@ fn report(reporter: &Bound<'_, PyAny>, ev: Event) -> PyResult<()> {
 }
 
 /// Runs a sweep: `argv` holds the CLI's flags, `spec` a spec file or
-/// `spec_text` a spec's TOML. Returns the CSV header, its rows (the CSV's
-/// fields, as text) and a dict about the run. Without `--out` the CSV is
+/// `spec_text` a spec's TOML. Returns the CSV (header and rows, the CSV's
+/// fields as text) and a dict about the run. Without `--out` the CSV is
 /// written to a temporary folder, removed afterwards.
 #[pyfunction]
 #[pyo3(signature = (argv, reporter, spec=None, spec_text=None))]
@@ -301,7 +304,7 @@ fn run<'py>(
     reporter: Bound<'py, PyAny>,
     spec: Option<PathBuf>,
     spec_text: Option<String>,
-) -> PyResult<(Vec<String>, Vec<Vec<String>>, Bound<'py, PyDict>)> {
+) -> PyResult<(Table, Bound<'py, PyDict>)> {
     let mut flags: RunFlags = parse(&argv)?;
     flags.sweep.spec = spec;
     flags.sweep.spec_text = spec_text;
@@ -390,18 +393,18 @@ fn run<'py>(
     info.set_item("wide_points", done.wide_points)?;
     info.set_item("sim_seconds", done.sim_seconds)?;
     info.set_item("sim_customers", done.sim_customers)?;
-    Ok((columns(), done.rows, info))
+    Ok(((columns(), done.rows), info))
 }
 
-/// `qsweep analytic`: the grid's baselines. Returns the header, the rows (as
-/// text) and the spec's notes.
+/// `qsweep analytic`: the grid's baselines. Returns the table (as text) and
+/// the spec's notes.
 #[pyfunction]
 #[pyo3(signature = (argv, spec=None, spec_text=None))]
 fn analytic(
     argv: Vec<String>,
     spec: Option<PathBuf>,
     spec_text: Option<String>,
-) -> PyResult<(Vec<String>, Vec<Vec<String>>, Vec<String>)> {
+) -> PyResult<(Table, Vec<String>)> {
     let mut flags: AnalyticFlags = parse(&argv)?;
     flags.sweep.spec = spec;
     flags.sweep.spec_text = spec_text;
@@ -420,7 +423,7 @@ fn analytic(
         .into_iter()
         .map(|n| format!("qsweep: note: {n}"))
         .collect();
-    Ok((header, rows, notes))
+    Ok(((header, rows), notes))
 }
 
 #[pymodule]

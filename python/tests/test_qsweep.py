@@ -332,3 +332,14 @@ def test_backend_gpu_equals_the_cli_on_the_gpu(tmp_path):
     pd.testing.assert_frame_equal(
         df.drop(columns=MACHINE), qsweep.load(cli_csv).drop(columns=MACHINE), check_exact=True
     )
+
+
+def test_the_notebook_example_runs():
+    # examples/seed_study.py, with 16 replications a point instead of 512.
+    env = dict(os.environ, QSWEEP_EXAMPLE_REPS="16")
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "seed_study.py")],
+        env=env, cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert p.returncode == 0, p.stderr
+    assert "R = 60: random 1.6" in p.stdout, p.stdout
