@@ -21,6 +21,11 @@ pub struct SweepArgs {
     /// (data/seed.toml) runs, with any flags applied on top.
     #[arg(value_name = "SPEC")]
     pub spec: Option<PathBuf>,
+    /// The spec's TOML text itself, in place of a file: the Python module's
+    /// `qsweep.run(spec="...")` (not a flag). Errors name it `<string>`;
+    /// relative `file=` paths in it resolve against the current directory.
+    #[arg(skip)]
+    pub spec_text: Option<String>,
     /// Routing policies: random, round_robin, central, jsq, pod, jiq, lwl [list]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub routing: Vec<String>,

@@ -49,6 +49,8 @@ use values::{toml_float, toml_str};
 pub const SEED_TOML: &str = include_str!("../../data/seed.toml");
 /// [`Spec::source`] of the default study.
 pub const SEED_SOURCE: &str = "data/seed.toml (built in)";
+/// [`Spec::source`] of a spec given as text ([`SweepArgs::spec_text`]).
+pub const TEXT_SOURCE: &str = "<string>";
 
 /// A bad spec, flag or grid point: one line, naming the field and what is
 /// expected, prefixed by `PATH:LINE:` when it comes from a spec file.
@@ -127,8 +129,9 @@ pub struct GridPoint {
 }
 
 impl Spec {
-    /// Reads `args.spec` (or the built-in default study), applies the flags
-    /// and validates everything, grid points included.
+    /// Reads `args.spec_text`, `args.spec` or the built-in default study (the
+    /// first given), applies the flags and validates everything, grid points
+    /// included.
     pub fn load(args: &SweepArgs) -> Result<Spec, SpecError> {
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         Spec::load_in(args, &cwd)
@@ -137,8 +140,12 @@ impl Spec {
     /// [`Spec::load`] with relative `file=` paths of flag values resolved
     /// against `cwd`.
     fn load_in(args: &SweepArgs, cwd: &Path) -> Result<Spec, SpecError> {
-        let (mut raw, source) = match &args.spec {
-            Some(path) => {
+        let (mut raw, source) = match (&args.spec_text, &args.spec) {
+            (Some(text), _) => (
+                Raw::from_file(text, TEXT_SOURCE, cwd)?,
+                TEXT_SOURCE.to_string(),
+            ),
+            (None, Some(path)) => {
                 let source = path.display().to_string();
                 let text = std::fs::read_to_string(path).map_err(|e| {
                     SpecError(format!(
@@ -153,7 +160,7 @@ impl Spec {
                 };
                 (Raw::from_file(&text, &source, &base_dir)?, source)
             }
-            None => (
+            (None, None) => (
                 Raw::from_file(SEED_TOML, SEED_SOURCE, cwd)?,
                 SEED_SOURCE.to_string(),
             ),
