@@ -33,7 +33,7 @@ enum Command {
     },
     /// List every GPU adapter wgpu can see
     Adapters,
-    /// Draw a results CSV as an SVG or PNG figure
+    /// Draw a results CSV as an SVG, PNG or PDF figure
     Plot(commands::PlotArgs),
     /// Join the CSVs of a sharded sweep (run --shard K/N) into one, sorted by point
     Merge(commands::MergeArgs),
