@@ -1083,6 +1083,11 @@ fn pdf_is_a_valid_document_with_an_embedded_subset_font() {
 fn pdf_renders_like_the_png_with_poppler() {
     let has = |tool: &str| std::process::Command::new(tool).arg("-v").output().is_ok();
     if !has("pdftoppm") {
+        // CI installs poppler-utils and sets this, so the test cannot skip there.
+        assert!(
+            std::env::var_os("QSWEEP_REQUIRE_POPPLER").is_none(),
+            "QSWEEP_REQUIRE_POPPLER is set but pdftoppm is not installed"
+        );
         eprintln!("skipped: pdftoppm (poppler-utils) is not installed");
         return;
     }
