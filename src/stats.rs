@@ -160,6 +160,13 @@ pub struct PointStats {
     pub mean_wait: f64,
     pub mean_wait_ci95: Option<f64>,
     pub p_wait: f64,
+    /// 95% CI half-width of `p_wait`: Student t over the replications'
+    /// fractions, as for the mean.
+    pub p_wait_ci95: Option<f64>,
+    /// Customers recorded (all replications), and those among them who
+    /// waited (wait > 0): the histogram's total and all but its zero bin.
+    pub recorded: u64,
+    pub waited: u64,
     /// Wait percentiles in the order of [`WAIT_PERCENTILES`] (index with
     /// [`P50`] … [`P999`]), with CIs.
     pub wait_pct: [f64; 5],
@@ -168,6 +175,8 @@ pub struct PointStats {
     pub mean_sojourn: f64,
     pub mean_sojourn_ci95: Option<f64>,
     pub p99_sojourn: f64,
+    /// CI of `p99_sojourn`, by [`percentile_ci`] as the wait percentiles'.
+    pub p99_sojourn_ci95: Option<f64>,
     /// Mean service time actually drawn (a check on the samplers).
     pub mean_service: f64,
     /// Replications whose sampler reported trouble.
@@ -225,6 +234,54 @@ pub fn convolved_quantile(
     Some(hi)
 }
 
+/// The 95% CI half-width of a percentile estimated from histograms:
+/// `quantile` applied to each batch (`batches` slices of `HIST_BINS`
+/// counts), by sectioning (see the module docs). The one percentile-CI
+/// method of the crate: wait percentiles and `p99_sojourn` both use it.
+pub fn percentile_ci(batches: &[&[u64]], quantile: &dyn Fn(&[u64]) -> Option<f64>) -> Option<f64> {
+    let bins = HIST_BINS as usize;
+    let per_batch: Vec<f64> = batches
+        .iter()
+        .filter_map(|b| quantile(&b[..bins]))
+        .collect();
+    ci95_half_width(&per_batch)
+}
+
+/// One-sided upper confidence bound (level `conf`) on a binomial
+/// probability from `x` successes in `n` trials: Clopper and Pearson, "The
+/// use of confidence or fiducial limits illustrated in the case of the
+/// binomial", Biometrika 26(4), 1934 — the p with P(Bin(n, p) ≤ x) = 1 −
+/// conf. For x = 0 that is 1 − (1 − conf)^(1/n), about 3/n at 95% (the
+/// "rule of three": Hanley and Lippman-Hand, JAMA 249(13), 1983). None
+/// for n = 0; 1 for x = n.
+pub fn binomial_upper_bound(x: u64, n: u64, conf: f64) -> Option<f64> {
+    if n == 0 {
+        return None;
+    }
+    if x >= n {
+        return Some(1.0);
+    }
+    let alpha = 1.0 - conf;
+    if x == 0 {
+        return Some(-(alpha.ln() / n as f64).exp_m1());
+    }
+    // P(Bin(n, p) ≤ x) = 1 − I_p(x + 1, n − x), decreasing in p: bisection.
+    let (a, b) = ((x + 1) as f64, (n - x) as f64);
+    let (mut lo, mut hi) = (x as f64 / n as f64, 1.0f64);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if 1.0 - incomplete_beta(mid, a, b) > alpha {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi - lo <= 1e-12 * hi {
+            break;
+        }
+    }
+    Some(hi)
+}
+
 /// Statistics from one point's replications and its histogram batches
 /// (`batches` slices of `HIST_BINS` wait counts). `scale` is
 /// the histogram scale (1 / `inv_hist_scale`); `service_cdf` is the service
@@ -257,35 +314,32 @@ pub fn point_stats(
     let mut wait_pct_ci95 = [None; 5];
     for (k, &(_, q)) in WAIT_PERCENTILES.iter().enumerate() {
         wait_pct[k] = hist_quantile(&pooled[..bins], q, scale, max_wait).unwrap_or(0.0);
-        let per_batch: Vec<f64> = batches
-            .iter()
-            .filter_map(|b| hist_quantile(&b[..bins], q, scale, max_wait))
-            .collect();
-        wait_pct_ci95[k] = ci95_half_width(&per_batch);
+        wait_pct_ci95[k] = percentile_ci(batches, &|b| hist_quantile(b, q, scale, max_wait));
     }
     let max_sojourn = reps
         .iter()
         .map(|r| f64::from(r.max_sojourn))
         .fold(0.0, f64::max);
+    let p99_sojourn_of = |counts: &[u64]| {
+        convolved_quantile(counts, 0.99, scale, max_wait, service_cdf, max_sojourn)
+    };
+    let recorded: u64 = pooled[..bins].iter().sum();
+    let p_waits = col(|r| r.p_wait);
     PointStats {
         reps: n,
         mean_wait: mean(&waits),
         mean_wait_ci95: ci95_half_width(&waits),
-        p_wait: mean(&col(|r| r.p_wait)),
+        p_wait: mean(&p_waits),
+        p_wait_ci95: ci95_half_width(&p_waits),
+        recorded,
+        waited: recorded - pooled[HIST_ZERO_BIN as usize],
         wait_pct,
         wait_pct_ci95,
         max_wait,
         mean_sojourn: mean(&sojourns),
         mean_sojourn_ci95: ci95_half_width(&sojourns),
-        p99_sojourn: convolved_quantile(
-            &pooled[..bins],
-            0.99,
-            scale,
-            max_wait,
-            service_cdf,
-            max_sojourn,
-        )
-        .unwrap_or(0.0),
+        p99_sojourn: p99_sojourn_of(&pooled[..bins]).unwrap_or(0.0),
+        p99_sojourn_ci95: percentile_ci(batches, &p99_sojourn_of),
         mean_service: mean(&col(|r| r.mean_service)),
         failed_reps: reps.iter().filter(|r| r.status != 0).count(),
     }
@@ -357,6 +411,23 @@ mod tests {
         let p99 = convolved_quantile(&h, 0.99, 1.0, 80.0, &cdf, 200.0).unwrap();
         let exact = 100f64.ln() / (mu - lambda);
         assert!((p99 - exact).abs() < 0.005 * exact, "{p99} vs {exact}");
+    }
+
+    #[test]
+    fn binomial_upper_bounds_match_clopper_pearson_tables() {
+        // x = 0: 1 − 0.05^(1/n); n = 100 gives 0.0295 (≈ 3/n).
+        let u = binomial_upper_bound(0, 100, 0.95).unwrap();
+        assert!((u - 0.029_513).abs() < 1e-6, "{u}");
+        let u = binomial_upper_bound(0, 100_000_000_000, 0.95).unwrap();
+        assert!((u * 1e11 - 2.995_732).abs() < 1e-5, "{u}");
+        // x = 1, n = 10: the one-sided 95% bound is 0.3942 (1 − P(Bin ≤ 1)
+        // = 0.95 there); x = 5, n = 10: 0.7775.
+        for (x, n, want) in [(1, 10, 0.394_163), (5, 10, 0.777_559)] {
+            let u = binomial_upper_bound(x, n, 0.95).unwrap();
+            assert!((u - want).abs() < 1e-5, "{x}/{n}: {u}");
+        }
+        assert_eq!(binomial_upper_bound(3, 3, 0.95), Some(1.0));
+        assert_eq!(binomial_upper_bound(0, 0, 0.95), None);
     }
 
     #[test]
