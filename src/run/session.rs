@@ -810,4 +810,106 @@ mod tests {
         s.wait_pct_ci95[P99] = Some(0.5);
         assert_eq!(wide_ci(&s), None);
     }
+
+    /// The grid point and baseline of the default study's central queue
+    /// at `servers` (λ 150, μ 3).
+    fn central(servers: u32) -> (crate::spec::GridPoint, Baseline) {
+        let a = SweepArgs {
+            routing: vec!["central".into()],
+            servers: vec![servers.to_string()],
+            ..SweepArgs::default()
+        };
+        let g = Spec::load(&a).unwrap().points().remove(0);
+        let b = baseline(&g);
+        assert_eq!(b.method, "exact:erlang_c");
+        (g, b)
+    }
+
+    #[test]
+    fn runs_off_exact_theory_are_named() {
+        // R = 60: exact mean wait 0.003910069; 512 replications.
+        let (g, b) = central(60);
+        let exact = b.mean_wait.unwrap();
+        let t = crate::stats::student_t_quantile(0.975, 511.0);
+        let at = |z: f64| PointStats {
+            reps: 512,
+            mean_wait: exact + z * 1e-5,
+            mean_wait_ci95: Some(t * 1e-5),
+            recorded: 1000,
+            waited: 100,
+            ..PointStats::default()
+        };
+        assert_eq!(off_theory(&g, &at(3.9), &b), None);
+        assert_eq!(off_theory(&g, &at(-3.9), &b), None);
+        let why = off_theory(&g, &at(-15.0), &b).unwrap();
+        assert!(
+            why.contains("is -15.0 standard errors from the exact 0.003910069"),
+            "{why}"
+        );
+        let r = Resolution::of(&g, &at(2.5), &b);
+        assert!((r.z_mean_wait.unwrap() - 2.5).abs() < 1e-6, "{r:?}");
+        assert_eq!((r.p_wait_upper95, r.mean_wait_upper95), (None, None));
+        // An approximate baseline is no reference.
+        let approx = Baseline {
+            method: "approx:allen_cunneen".into(),
+            ..b.clone()
+        };
+        assert_eq!(off_theory(&g, &at(-15.0), &approx), None);
+        assert_eq!(Resolution::of(&g, &at(-15.0), &approx).z_mean_wait, None);
+    }
+
+    #[test]
+    fn rows_where_nobody_waited_get_upper_bounds_not_errors() {
+        // R = 100: exact mean wait 2.2e-12; 10^8 customers, none waited.
+        let (g, b) = central(100);
+        let n = 100_000_000u64;
+        let s = PointStats {
+            reps: 512,
+            mean_wait_ci95: Some(0.0),
+            recorded: n,
+            ..PointStats::default()
+        };
+        let r = Resolution::of(&g, &s, &b);
+        let p = r.p_wait_upper95.unwrap();
+        assert!((p * n as f64 - 2.995_732).abs() < 1e-5, "{p}");
+        // W | W > 0 ~ Exp(Rμ − λ = 150): the bound is p / 150.
+        let m = r.mean_wait_upper95.unwrap();
+        assert!((m - p / 150.0).abs() < 1e-12 * m, "{m}");
+        assert!(b.mean_wait.unwrap() < m);
+        assert_eq!(r.z_mean_wait, None);
+        assert_eq!(off_theory(&g, &s, &b), None);
+        // The CSV: rel_err blank, the counts and bounds filled.
+        let row = Row {
+            point: &g,
+            reps: 512,
+            customers: 195_313,
+            warmup: 100,
+            seed: 1,
+            stats: &s,
+            analytic: &b,
+            backend: "cpu",
+            seconds: 1.0,
+            converged: None,
+            truncation: Some(57),
+        };
+        let fields = row.fields();
+        let get = |c: &str| fields[crate::output::column_index(c).unwrap()].clone();
+        assert_eq!(get("rel_err_mean_wait"), "");
+        assert_eq!(get("waited"), "0");
+        assert_eq!(get("p_wait_ci95"), "");
+        assert_eq!(get("z_mean_wait"), "");
+        assert_eq!(get("p_wait_upper95"), num(p));
+        assert_eq!(get("warmup_truncation"), "57");
+        // Too few customers to rule the exact value out: the bound says so.
+        let few = PointStats {
+            recorded: 10,
+            ..s.clone()
+        };
+        let tiny = Baseline {
+            mean_wait: Some(1.0),
+            ..b.clone()
+        };
+        let why = off_theory(&g, &few, &tiny).unwrap();
+        assert!(why.starts_with("nobody of 10 customers waited"), "{why}");
+    }
 }
