@@ -244,6 +244,11 @@ pub fn percentile_ci(batches: &[&[u64]], quantile: &dyn Fn(&[u64]) -> Option<f64
         .iter()
         .filter_map(|b| quantile(&b[..bins]))
         .collect();
+    if per_batch.len() >= 2 && per_batch.iter().all(|&x| x == per_batch[0]) {
+        // Identical sections (e.g. nobody waited in any): exactly 0, not
+        // the rounding error of a variance.
+        return Some(0.0);
+    }
     ci95_half_width(&per_batch)
 }
 
