@@ -107,8 +107,9 @@ pub const DISPATCH_SECTIONS: u32 = 40;
 /// Fewest replications of a dispatch-kernel pilot (when the run has them).
 pub const DISPATCH_PILOT_MIN_REPS: u32 = 16;
 /// Most customers a dispatch-kernel pilot pass simulates (checkpoint
-/// re-runs included).
-pub const DISPATCH_PILOT_BUDGET: u64 = 1 << 26;
+/// re-runs included): about what the 16-replication pilot cost before, as
+/// the re-runs make each traced customer cost ~20.
+pub const DISPATCH_PILOT_BUDGET: u64 = 1 << 24;
 /// Longest first dispatch-kernel pilot.
 pub const DISPATCH_PILOT_START_MAX: u32 = 40_000;
 /// Longest dispatch-kernel pilot after doubling.
