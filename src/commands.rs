@@ -159,8 +159,9 @@ fn report_point(
 ) {
     let spec = &session.spec;
     let g = &r.point.grid;
+    let base = qsweep::run::baseline(g);
     progress.point(session::simulated_customers(r, spec.run.customers), || {
-        let theory = qsweep::run::baseline(g)
+        let theory = base
             .mean_wait
             .map(|m| format!(" (theory {})", num(m)))
             .unwrap_or_default();
@@ -181,6 +182,17 @@ fn report_point(
         progress.note(&format!(
             "qsweep: warning: point {} ({}): {why}; its digits are not to be trusted (more \
              --reps or --customers, or --precision)",
+            g.index,
+            spec.describe(g)
+        ));
+    }
+    if let Some(why) = session::off_theory(g, &r.stats, &base) {
+        // Shown even with --quiet: a disagreement with exact theory is a
+        // finding about the run (too short a warm-up, too few customers),
+        // not progress.
+        progress::say(&format!(
+            "qsweep: warning: point {} ({}): {why}; the simulation does not agree with exact \
+             theory (a longer --warmup, or more --customers)",
             g.index,
             spec.describe(g)
         ));

@@ -84,6 +84,28 @@ pub const TABLE: &[Column] = &[
         p.choices.map(|d| d.to_string()).unwrap_or_default()
     }),
     axis("routers", |p| p.routers.to_string()),
+    // Student t CI of P(wait > 0) over the replications; the percentile CI
+    // of the sojourn p99 (`stats::percentile_ci`, as the wait percentiles).
+    col("p_wait_ci95", |r| {
+        // Where nobody waited, 0 ± 0 would exclude any positive truth:
+        // `p_wait_upper95` holds what the run can say.
+        opt(r.stats.p_wait_ci95.filter(|_| r.stats.waited > 0))
+    }),
+    col("p99_sojourn_ci95", |r| opt(r.stats.p99_sojourn_ci95)),
+    // What a row can resolve (see `Resolution`): customers who waited, the
+    // one-sided 95% upper bounds where none did, and the standardised
+    // error against an exact baseline.
+    col("waited", |r| r.stats.waited.to_string()),
+    col("p_wait_upper95", |r| opt(r.resolution().p_wait_upper95)),
+    col("mean_wait_upper95", |r| {
+        opt(r.resolution().mean_wait_upper95)
+    }),
+    col("z_mean_wait", |r| opt(r.resolution().z_mean_wait)),
+    // `--warmup auto`: MSER's truncation before rounding (empty for a fixed
+    // warm-up; `warmup` holds what ran).
+    col("warmup_truncation", |r| {
+        r.truncation.map(|t| t.to_string()).unwrap_or_default()
+    }),
 ];
 
 const fn col(name: &'static str, value: fn(&Row) -> String) -> Column {
@@ -175,6 +197,8 @@ pub struct Row<'a> {
     pub seconds: f64,
     /// `--precision` only: whether the point's CIs reached it.
     pub converged: Option<bool>,
+    /// `--warmup auto` only: the truncation the pilot's MSER chose.
+    pub truncation: Option<u32>,
 }
 
 impl Row<'_> {
@@ -199,12 +223,108 @@ impl Row<'_> {
         }
     }
 
-    /// (simulated − analytic) / analytic mean wait, where the baseline is > 0.
+    /// (simulated − analytic) / analytic mean wait, where the baseline is
+    /// > 0 and the simulation resolves the mean (see [`Resolution`]).
     fn rel_err_mean_wait(&self) -> Option<f64> {
+        if !resolves_mean_wait(self.stats) {
+            return None;
+        }
         self.analytic
             .mean_wait
             .filter(|&m| m > 0.0)
             .map(|m| (self.stats.mean_wait - m) / m)
+    }
+
+    fn resolution(&self) -> Resolution {
+        Resolution::of(self.point, self.stats, self.analytic)
+    }
+}
+
+/// Whether a run resolves its mean wait: someone waited and the 95% CI of
+/// the mean stops short of 0. When nobody waited the mean is 0 ± 0, a CI
+/// that excludes any positive truth; when the CI reaches 0 the run cannot
+/// tell the mean from 0, so a relative error says nothing.
+pub fn resolves_mean_wait(s: &PointStats) -> bool {
+    s.waited > 0
+        && s.mean_wait_ci95
+            .is_some_and(|hw| hw > 0.0 && hw < s.mean_wait)
+}
+
+/// The standard error behind a 95% Student t half-width over `reps`
+/// replications.
+pub fn standard_error(half_width: f64, reps: usize) -> Option<f64> {
+    (reps >= 2).then(|| half_width / crate::stats::student_t_quantile(0.975, (reps - 1) as f64))
+}
+
+/// What a row can say about its mean wait against the baseline.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Resolution {
+    /// Where nobody waited: the one-sided 95% Clopper–Pearson bound on
+    /// P(wait > 0), treating the recorded customers as independent trials
+    /// (where waits are this rare they come singly or in short bursts, so
+    /// strictly it bounds the rate of such bursts).
+    pub p_wait_upper95: Option<f64>,
+    /// Where nobody waited and the baseline is exact: that bound times the
+    /// exact mean wait of those who wait, E[W | W > 0] (see
+    /// [`conditional_mean_wait`]), since E[W] = P(W > 0) E[W | W > 0].
+    pub mean_wait_upper95: Option<f64>,
+    /// (simulated − exact) / standard error of the simulated mean, where
+    /// the baseline is exact (`exact:` methods) and the standard error is
+    /// positive.
+    pub z_mean_wait: Option<f64>,
+}
+
+impl Resolution {
+    pub fn of(point: &GridPoint, s: &PointStats, b: &Baseline) -> Resolution {
+        let exact = b.method.starts_with("exact:");
+        let p_wait_upper95 = if s.waited == 0 {
+            crate::stats::binomial_upper_bound(0, s.recorded, 0.95)
+        } else {
+            None
+        };
+        let mean_wait_upper95 = p_wait_upper95
+            .zip(conditional_mean_wait(point, b))
+            .map(|(p, w)| p * w);
+        let z_mean_wait = match (exact, b.mean_wait, s.mean_wait_ci95) {
+            (true, Some(m), Some(hw)) if s.waited > 0 && hw > 0.0 => {
+                standard_error(hw, s.reps).map(|se| (s.mean_wait - m) / se)
+            }
+            _ => None,
+        };
+        Resolution {
+            p_wait_upper95,
+            mean_wait_upper95,
+            z_mean_wait,
+        }
+    }
+}
+
+/// E[W | W > 0] of the queue simulated, where its baseline is exact and
+/// says it: with Poisson arrivals and exponential service on c servers the
+/// wait of those who wait is exponential with rate cμ − λ, mean
+/// E[S] / (c (1 − ρ)) (Kleinrock 1975, §3.6; Gross and Harris 1998, §2.3);
+/// for M/G/1 P(W > 0) = ρ (PASTA), so E[W | W > 0] = E[W] / ρ (Kleinrock
+/// 1975, §5.6). None for the other methods.
+pub fn conditional_mean_wait(point: &GridPoint, b: &Baseline) -> Option<f64> {
+    use crate::routing::Routing;
+    let rho = point.rho;
+    if !(rho > 0.0 && rho < 1.0) {
+        return None;
+    }
+    match b.method.as_str() {
+        "exact:mm1" | "exact:erlang_c" => {
+            // c: the servers of the one queue a customer joins (the whole
+            // pool for central and lwl, a dyno's workers otherwise).
+            let c = match point.routing {
+                Routing::Central | Routing::Lwl => {
+                    f64::from(point.servers) * f64::from(point.workers)
+                }
+                _ => f64::from(point.workers),
+            };
+            Some(point.service.mean() / (c * (1.0 - rho)))
+        }
+        "exact:pollaczek_khinchine" | "exact:md1" => b.mean_wait.map(|m| m / rho),
+        _ => None,
     }
 }
 

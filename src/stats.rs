@@ -436,6 +436,13 @@ pub struct PointStats {
     pub mean_wait: f64,
     pub mean_wait_ci95: Option<f64>,
     pub p_wait: f64,
+    /// 95% CI half-width of `p_wait`: Student t over the replications'
+    /// fractions, as for the mean.
+    pub p_wait_ci95: Option<f64>,
+    /// Customers recorded (all replications), and those among them who
+    /// waited (wait > 0): the histogram's total and all but its zero bin.
+    pub recorded: u64,
+    pub waited: u64,
     /// Wait percentiles in the order of [`WAIT_PERCENTILES`] (index with
     /// [`P50`] … [`P999`]), with CIs.
     pub wait_pct: [f64; 5],
@@ -444,6 +451,8 @@ pub struct PointStats {
     pub mean_sojourn: f64,
     pub mean_sojourn_ci95: Option<f64>,
     pub p99_sojourn: f64,
+    /// CI of `p99_sojourn`, by [`percentile_ci`] as the wait percentiles'.
+    pub p99_sojourn_ci95: Option<f64>,
     /// Mean service time actually drawn (a check on the samplers).
     pub mean_service: f64,
     /// Replications whose sampler reported trouble.
@@ -504,6 +513,130 @@ pub fn convolved_quantile(
     Some(hi)
 }
 
+/// The atoms of a wait histogram for convolution: (wait at the bin's
+/// midpoint, probability), the overflow bin up to `max_wait`.
+fn wait_atoms(wait_counts: &[u64], scale: f64, max_wait: f64) -> Vec<(f64, f64)> {
+    let total: u64 = wait_counts.iter().sum();
+    wait_counts
+        .iter()
+        .enumerate()
+        .filter(|(_, &c)| c > 0)
+        .map(|(bin, &c)| {
+            let (lo, hi) = hist_bin_edges(bin as u32);
+            let hi = if bin as u32 == HIST_OVERFLOW_BIN {
+                (max_wait / scale).max(lo)
+            } else {
+                hi
+            };
+            (0.5 * (lo + hi) * scale, c as f64 / total as f64)
+        })
+        .collect()
+}
+
+/// [`percentile_ci`] of a sojourn percentile: each section's sojourn CDF is
+/// its wait histogram convolved with the service law (as
+/// [`convolved_quantile`] does for the pooled one). Empty sections are left
+/// out; `hi` bounds the quantiles (the largest sojourn observed).
+#[allow(clippy::too_many_arguments)]
+pub fn sojourn_percentile_ci(
+    q: f64,
+    estimate: f64,
+    sections: &[&[u64]],
+    pooled: &[u64],
+    scale: f64,
+    max_wait: f64,
+    service_cdf: &dyn Fn(f64) -> f64,
+    hi: f64,
+) -> Option<PercentileCi> {
+    let sections: Vec<&[u64]> = sections
+        .iter()
+        .copied()
+        .filter(|s| s.iter().any(|&c| c > 0))
+        .collect();
+    let weights: Vec<f64> = sections
+        .iter()
+        .map(|s| s.iter().sum::<u64>() as f64)
+        .collect();
+    let atoms: Vec<Vec<(f64, f64)>> = sections
+        .iter()
+        .map(|s| wait_atoms(s, scale, max_wait))
+        .collect();
+    let cdf = |i: usize, t: f64| -> f64 {
+        atoms[i].iter().map(|&(w, p)| p * service_cdf(t - w)).sum()
+    };
+    let quantile = |p: f64| {
+        convolved_quantile(pooled, p, scale, max_wait, service_cdf, hi).unwrap_or(0.0)
+    };
+    percentile_ci(q, estimate, &weights, &cdf, &quantile)
+}
+
+/// One-sided upper confidence bound (level `conf`) on a binomial
+/// probability from `x` successes in `n` trials: Clopper and Pearson, "The
+/// use of confidence or fiducial limits illustrated in the case of the
+/// binomial", Biometrika 26(4), 1934 — the p with P(Bin(n, p) ≤ x) = 1 −
+/// conf. For x = 0 that is 1 − (1 − conf)^(1/n), about 3/n at 95% (the
+/// "rule of three": Hanley and Lippman-Hand, JAMA 249(13), 1983). None
+/// for n = 0; 1 for x = n.
+pub fn binomial_upper_bound(x: u64, n: u64, conf: f64) -> Option<f64> {
+    if n == 0 {
+        return None;
+    }
+    if x >= n {
+        return Some(1.0);
+    }
+    let alpha = 1.0 - conf;
+    if x == 0 {
+        return Some(-(alpha.ln() / n as f64).exp_m1());
+    }
+    // P(Bin(n, p) ≤ x) = 1 − I_p(x + 1, n − x), decreasing in p: bisection.
+    let (a, b) = ((x + 1) as f64, (n - x) as f64);
+    let (mut lo, mut hi) = (x as f64 / n as f64, 1.0f64);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if 1.0 - incomplete_beta(mid, a, b) > alpha {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi - lo <= 1e-12 * hi {
+            break;
+        }
+    }
+    Some(hi)
+}
+
+/// A CDF tabulated at `CdfTable::POINTS` evenly spaced points of [0, hi],
+/// read by linear interpolation (the exact CDF beyond `hi`).
+struct CdfTable {
+    step: f64,
+    values: Vec<f64>,
+}
+
+impl CdfTable {
+    const POINTS: usize = 2048;
+
+    fn new(cdf: &dyn Fn(f64) -> f64, hi: f64) -> CdfTable {
+        let step = hi / (Self::POINTS - 1) as f64;
+        CdfTable {
+            step,
+            values: (0..Self::POINTS).map(|i| cdf(i as f64 * step)).collect(),
+        }
+    }
+
+    fn eval(&self, x: f64, cdf: &dyn Fn(f64) -> f64) -> f64 {
+        if x < 0.0 {
+            return 0.0;
+        }
+        let pos = x / self.step;
+        let i = pos as usize;
+        if i + 1 >= self.values.len() {
+            return cdf(x);
+        }
+        let frac = pos - i as f64;
+        self.values[i] + frac * (self.values[i + 1] - self.values[i])
+    }
+}
+
 /// Statistics from one point's replications and its histogram batches
 /// (`batches` slices of `HIST_BINS` wait counts). `scale` is
 /// the histogram scale (1 / `inv_hist_scale`); `service_cdf` is the service
@@ -554,17 +687,44 @@ pub fn point_stats(
     // The overflow bin's waits are convolved at one point: only a sojourn
     // quantile beyond its lower edge can depend on where they really lie.
     hist_range.overflow |= pooled[HIST_OVERFLOW_BIN as usize] > 0 && p99_sojourn > top;
+    // Each section's sojourn CDF (for the p99's CI) reads the service CDF
+    // through a table: the CI evaluates every section's convolution many
+    // times, and a law's CDF can cost a special function each. The table's
+    // error is the same in every section, so it barely moves their spread.
+    let table = (p99_sojourn.is_finite() && p99_sojourn > 0.0)
+        .then(|| CdfTable::new(service_cdf, 2.0 * p99_sojourn));
+    let section_cdf = |x: f64| match &table {
+        Some(t) => t.eval(x, service_cdf),
+        None => service_cdf(x),
+    };
+    let p99_sojourn_ci95 = sojourn_percentile_ci(
+        0.99,
+        p99_sojourn,
+        &batches,
+        &pooled,
+        scale,
+        max_wait,
+        &section_cdf,
+        max_sojourn,
+    )
+    .map(|c| c.half_width(p99_sojourn));
+    let recorded: u64 = pooled.iter().sum();
+    let p_waits = col(|r| r.p_wait);
     PointStats {
         reps: n,
         mean_wait: mean(&waits),
         mean_wait_ci95: ci95_half_width(&waits),
-        p_wait: mean(&col(|r| r.p_wait)),
+        p_wait: mean(&p_waits),
+        p_wait_ci95: ci95_half_width(&p_waits),
+        recorded,
+        waited: recorded - pooled[HIST_ZERO_BIN as usize],
         wait_pct,
         wait_pct_ci95,
         max_wait,
         mean_sojourn: mean(&sojourns),
         mean_sojourn_ci95: ci95_half_width(&sojourns),
         p99_sojourn,
+        p99_sojourn_ci95,
         mean_service: mean(&col(|r| r.mean_service)),
         failed_reps: reps.iter().filter(|r| r.status != 0).count(),
         hist_range,
@@ -800,6 +960,23 @@ mod tests {
         assert!(s < 1.0 && 0.01 / s < top);
         // An underflow whose largest wait already fills the range: none.
         assert_eq!(rescaled(under, 1e3, 1.0, 1.0), None);
+    }
+
+    #[test]
+    fn binomial_upper_bounds_match_clopper_pearson_tables() {
+        // x = 0: 1 − 0.05^(1/n); n = 100 gives 0.0295 (≈ 3/n).
+        let u = binomial_upper_bound(0, 100, 0.95).unwrap();
+        assert!((u - 0.029_513).abs() < 1e-6, "{u}");
+        let u = binomial_upper_bound(0, 100_000_000_000, 0.95).unwrap();
+        assert!((u * 1e11 - 2.995_732).abs() < 1e-5, "{u}");
+        // x = 1, n = 10: the one-sided 95% bound is 0.3942 (1 − P(Bin ≤ 1)
+        // = 0.95 there); x = 5, n = 10: 0.7775.
+        for (x, n, want) in [(1, 10, 0.394_163), (5, 10, 0.777_559)] {
+            let u = binomial_upper_bound(x, n, 0.95).unwrap();
+            assert!((u - want).abs() < 1e-5, "{x}/{n}: {u}");
+        }
+        assert_eq!(binomial_upper_bound(3, 3, 0.95), Some(1.0));
+        assert_eq!(binomial_upper_bound(0, 0, 0.95), None);
     }
 
     #[test]

@@ -660,7 +660,7 @@ fn warmup_auto_is_longer_near_saturation() {
     let err =
         sweep::run_points(&points, &table, 2, &mut CpuEngine::new(0), &mut |_| Ok(())).unwrap_err();
     assert!(format!("{err:#}").contains("warmup::resolve"), "{err:#}");
-    warmup::resolve(&mut points, &table, 0);
+    warmup::resolve(&mut points, &table, s.run.reps, 0);
     for pair in points.chunks(2) {
         let (lo, hi) = (&pair[0], &pair[1]);
         assert_eq!((lo.grid.rho, hi.grid.rho), (0.5, 0.98));

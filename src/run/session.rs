@@ -20,8 +20,9 @@ use anyhow::{Context, Result};
 use super::point::{baseline, PointResult, PreparedPoint};
 use super::resume::{scan_csv, truncate, Expect, Scanned, Shard};
 use super::rounds::Interrupted;
+use crate::analytic::Baseline;
 use crate::backend::Backend;
-use crate::output::{axis_fields, num, CsvSink, Row};
+use crate::output::{axis_fields, num, CsvSink, Resolution, Row};
 use crate::progress;
 use crate::provenance::{self, Invocation, Meta, Status, META_FORMAT};
 use crate::spec::{default_out_path, Spec, SweepArgs};
@@ -284,7 +285,14 @@ impl Session {
         self.rows = std::mem::take(&mut self.scanned.rows);
         self.done_before = self.rows.len() as u64;
         if self.spec.run.warmup_auto && !todo.is_empty() {
-            choose_warmups(&mut todo, &self.table, self.spec.run.threads, say);
+            // Under `--precision` the run's final replication count is
+            // not known yet: the pilot takes all its budget allows.
+            let reps = if self.spec.run.precision.is_some() {
+                u32::MAX
+            } else {
+                self.spec.run.reps
+            };
+            choose_warmups(&mut todo, &self.table, reps, self.spec.run.threads, say);
         }
 
         self.labels = vec![engine_label.to_string()];
@@ -400,6 +408,7 @@ impl Session {
             backend: label,
             seconds: r.seconds,
             converged: r.converged,
+            truncation: r.point.pilot.map(|p| p.truncation),
         };
         let fields = row.fields();
         self.sink
@@ -625,10 +634,54 @@ pub fn wide_ci(s: &PointStats) -> Option<String> {
     (!why.is_empty()).then(|| why.join(", "))
 }
 
-/// `--warmup auto`: each point's warm-up from MSER-5 on a CPU pilot run.
-fn choose_warmups(points: &mut [PreparedPoint], table: &[f32], threads: usize, say: &dyn Fn(&str)) {
+/// Standard errors beyond which a simulated mean is said to disagree with
+/// an exact baseline: a correct run lands there with probability 6e-5
+/// (normal), so across a large sweep a warning is a finding, not chance.
+pub const OFF_THEORY_SE: f64 = 4.0;
+
+/// Why a point's simulation disagrees with its exact baseline (None: it
+/// agrees, or there is no exact value to check): the mean wait more than
+/// [`OFF_THEORY_SE`] standard errors from it, or nobody waited while the
+/// exact mean lies above the row's 95% upper bound.
+pub fn off_theory(g: &crate::spec::GridPoint, s: &PointStats, b: &Baseline) -> Option<String> {
+    if !b.method.starts_with("exact:") {
+        return None;
+    }
+    let exact = b.mean_wait?;
+    let r = Resolution::of(g, s, b);
+    if let Some(z) = r.z_mean_wait.filter(|z| z.abs() > OFF_THEORY_SE) {
+        return Some(format!(
+            "mean wait {} ± {} (95%) is {z:.1} standard errors from the exact {} ({})",
+            num(s.mean_wait),
+            num(s.mean_wait_ci95.unwrap_or(0.0)),
+            num(exact),
+            b.method
+        ));
+    }
+    match r.mean_wait_upper95 {
+        Some(bound) if exact > bound => Some(format!(
+            "nobody of {} customers waited, but the exact mean wait {} ({}) is above the 95% \
+             upper bound {} that allows",
+            s.recorded,
+            num(exact),
+            b.method,
+            num(bound)
+        )),
+        _ => None,
+    }
+}
+
+/// `--warmup auto`: each point's warm-up from MSER-5 on a CPU pilot of
+/// the run's own replications (`run_reps` of them, as the budget allows).
+fn choose_warmups(
+    points: &mut [PreparedPoint],
+    table: &[f32],
+    run_reps: u32,
+    threads: usize,
+    say: &dyn Fn(&str),
+) {
     let started = std::time::Instant::now();
-    super::warmup::resolve(points, table, threads);
+    super::warmup::resolve(points, table, run_reps, threads);
     let warmups: Vec<u32> = points.iter().map(|p| p.params.warmup).collect();
     let (lo, hi) = (
         warmups.iter().min().copied().unwrap_or(0),
@@ -647,14 +700,38 @@ fn choose_warmups(points: &mut [PreparedPoint], table: &[f32], threads: usize, s
         started.elapsed().as_secs_f64()
     ));
     for p in points.iter() {
-        if let Some(pilot) = p.pilot.filter(|q| q.at_limit) {
+        let Some(pilot) = p.pilot else { continue };
+        if pilot.at_limit {
             progress::say(&format!(
                 "qsweep: warning: point {}: the warm-up pilot ({} customers × {} replications) \
                  saw no end of the transient in its first half; warm-up {} may be too short",
                 p.grid.index, pilot.customers, pilot.reps, p.params.warmup
             ));
+        } else if let Some(why) = thin_pilot(&pilot, run_reps, p.params.customers) {
+            progress::say(&format!("qsweep: note: point {}: {why}", p.grid.index));
         }
     }
+}
+
+/// A pilot too small to hold the bias left by its truncation below the
+/// run's own standard error: MSER leaves a bias of about a fraction of the
+/// pilot's standard error, and the run's is √(run / pilot) times smaller
+/// (see `warmup`). None when the pilot traced at least what the run records.
+pub fn thin_pilot(pilot: &super::warmup::Pilot, run_reps: u32, customers: u32) -> Option<String> {
+    if run_reps == u32::MAX || pilot.reps == 0 {
+        return None;
+    }
+    let run = f64::from(run_reps) * f64::from(customers);
+    let traced = f64::from(pilot.reps) * f64::from(pilot.customers);
+    (traced < run).then(|| {
+        format!(
+            "the warm-up was judged on {} of the {run_reps} replications ({} customers each, \
+             the pilot's budget); its bias may reach {:.1}× what a full pilot leaves",
+            pilot.reps,
+            pilot.customers,
+            (run / traced).sqrt()
+        )
+    })
 }
 
 /// `qsweep run --from-meta`: the recorded spec, with the flags that may
@@ -879,5 +956,107 @@ mod tests {
         assert_eq!(wide_ci(&s).unwrap(), "p99 wait 10 ± 2 (95%)");
         s.wait_pct_ci95[P99] = Some(0.5);
         assert_eq!(wide_ci(&s), None);
+    }
+
+    /// The grid point and baseline of the default study's central queue
+    /// at `servers` (λ 150, μ 3).
+    fn central(servers: u32) -> (crate::spec::GridPoint, Baseline) {
+        let a = SweepArgs {
+            routing: vec!["central".into()],
+            servers: vec![servers.to_string()],
+            ..SweepArgs::default()
+        };
+        let g = Spec::load(&a).unwrap().points().remove(0);
+        let b = baseline(&g);
+        assert_eq!(b.method, "exact:erlang_c");
+        (g, b)
+    }
+
+    #[test]
+    fn runs_off_exact_theory_are_named() {
+        // R = 60: exact mean wait 0.003910069; 512 replications.
+        let (g, b) = central(60);
+        let exact = b.mean_wait.unwrap();
+        let t = crate::stats::student_t_quantile(0.975, 511.0);
+        let at = |z: f64| PointStats {
+            reps: 512,
+            mean_wait: exact + z * 1e-5,
+            mean_wait_ci95: Some(t * 1e-5),
+            recorded: 1000,
+            waited: 100,
+            ..PointStats::default()
+        };
+        assert_eq!(off_theory(&g, &at(3.9), &b), None);
+        assert_eq!(off_theory(&g, &at(-3.9), &b), None);
+        let why = off_theory(&g, &at(-15.0), &b).unwrap();
+        assert!(
+            why.contains("is -15.0 standard errors from the exact 0.003910069"),
+            "{why}"
+        );
+        let r = Resolution::of(&g, &at(2.5), &b);
+        assert!((r.z_mean_wait.unwrap() - 2.5).abs() < 1e-6, "{r:?}");
+        assert_eq!((r.p_wait_upper95, r.mean_wait_upper95), (None, None));
+        // An approximate baseline is no reference.
+        let approx = Baseline {
+            method: "approx:allen_cunneen".into(),
+            ..b.clone()
+        };
+        assert_eq!(off_theory(&g, &at(-15.0), &approx), None);
+        assert_eq!(Resolution::of(&g, &at(-15.0), &approx).z_mean_wait, None);
+    }
+
+    #[test]
+    fn rows_where_nobody_waited_get_upper_bounds_not_errors() {
+        // R = 100: exact mean wait 2.2e-12; 10^8 customers, none waited.
+        let (g, b) = central(100);
+        let n = 100_000_000u64;
+        let s = PointStats {
+            reps: 512,
+            mean_wait_ci95: Some(0.0),
+            recorded: n,
+            ..PointStats::default()
+        };
+        let r = Resolution::of(&g, &s, &b);
+        let p = r.p_wait_upper95.unwrap();
+        assert!((p * n as f64 - 2.995_732).abs() < 1e-5, "{p}");
+        // W | W > 0 ~ Exp(Rμ − λ = 150): the bound is p / 150.
+        let m = r.mean_wait_upper95.unwrap();
+        assert!((m - p / 150.0).abs() < 1e-12 * m, "{m}");
+        assert!(b.mean_wait.unwrap() < m);
+        assert_eq!(r.z_mean_wait, None);
+        assert_eq!(off_theory(&g, &s, &b), None);
+        // The CSV: rel_err blank, the counts and bounds filled.
+        let row = Row {
+            point: &g,
+            reps: 512,
+            customers: 195_313,
+            warmup: 100,
+            seed: 1,
+            stats: &s,
+            analytic: &b,
+            backend: "cpu",
+            seconds: 1.0,
+            converged: None,
+            truncation: Some(57),
+        };
+        let fields = row.fields();
+        let get = |c: &str| fields[crate::output::column_index(c).unwrap()].clone();
+        assert_eq!(get("rel_err_mean_wait"), "");
+        assert_eq!(get("waited"), "0");
+        assert_eq!(get("p_wait_ci95"), "");
+        assert_eq!(get("z_mean_wait"), "");
+        assert_eq!(get("p_wait_upper95"), num(p));
+        assert_eq!(get("warmup_truncation"), "57");
+        // Too few customers to rule the exact value out: the bound says so.
+        let few = PointStats {
+            recorded: 10,
+            ..s.clone()
+        };
+        let tiny = Baseline {
+            mean_wait: Some(1.0),
+            ..b.clone()
+        };
+        let why = off_theory(&g, &few, &tiny).unwrap();
+        assert!(why.starts_with("nobody of 10 customers waited"), "{why}");
     }
 }
