@@ -42,13 +42,13 @@ fn normal_abs(u: f32) -> f32 {
         p = 2.8329768 + p * w;
     } else {
         w = sqrt(w) - 5.5;
-        p = 2.681794967429596e-6;
-        p = -1.1940217518713325e-5 + p * w;
-        p = 3.9448939787689596e-5 + p * w;
-        p = -1.0069848940474913e-4 + p * w;
-        p = -3.678513166960329e-4 + p * w;
-        p = 1.0100325345993042 + p * w;
-        p = 5.35499906539917 + p * w;
+        p = 2.681795e-6;
+        p = -1.19402175e-5 + p * w;
+        p = 3.944894e-5 + p * w;
+        p = -1.0069849e-4 + p * w;
+        p = -3.6785132e-4 + p * w;
+        p = 1.0100325 + p * w;
+        p = 5.354999 + p * w;
     }
     return 1.4142135 * p * (1.0 - u);
 }
@@ -61,9 +61,16 @@ fn normal() -> f32 {
 
 // ln(1 - v), accurate where 1 - v rounds (see ln_1m in src/sampling.rs).
 fn ln_1m(v: f32) -> f32 {
-    let series = -v * (1.0 + v * (0.5 + v * (0.33333334 + v * 0.25)));
+    var p = 1.0 / 7.0;
+    p = 1.0 / 6.0 + v * p;
+    p = 0.2 + v * p;
+    p = 0.25 + v * p;
+    p = 1.0 / 3.0 + v * p;
+    p = 0.5 + v * p;
+    p = 1.0 + v * p;
+    let series = -v * p;
     let direct = log(1.0 - v);
-    return select(direct, series, v < 0.0078125);
+    return select(direct, series, v < 0.0625);
 }
 
 fn exponential(mean: f32) -> f32 {
@@ -145,8 +152,15 @@ fn draw_kind(kind: u32, law: Law) -> f32 {
         x = law.p.x * exp(law.p.y * log(e));
     } else if (kind == LAW_PARETO) {
         // p = (alpha, L, (L/H)^alpha, 1 - (L/H)^alpha), from f64 on the host.
+        // ln(h + u q), as ln(1 - q (1 - u)) when q < 1/2 (see pareto_of).
         let u = uniform_full();
-        x = law.p.y * exp(-log(law.p.z + u * law.p.w) / law.p.x);
+        var ln_r: f32;
+        if (law.p.w < 0.5) {
+            ln_r = ln_1m(law.p.w * (1.0 - u));
+        } else {
+            ln_r = log(law.p.z + u * law.p.w);
+        }
+        x = law.p.y * exp(-ln_r / law.p.x);
     } else if (kind == LAW_UNIFORM) {
         x = law.p.x + law.p.y * uniform_closed0();
     } else if (kind == LAW_EMPIRICAL) {

@@ -149,13 +149,13 @@ fn normal_abs_near(u: f32, w: f32) -> f32 {
 #[inline(always)]
 fn normal_abs_far(u: f32, w: f32) -> f32 {
     let w = w.sqrt() - 5.5;
-    let mut p = 2.681_794_967_429_596e-6_f32;
-    p = -1.194_021_751_871_332_5e-5 + p * w;
-    p = 3.944_893_978_768_959_6e-5 + p * w;
-    p = -1.006_984_894_047_491_3e-4 + p * w;
-    p = -3.678_513_166_960_329e-4 + p * w;
-    p = 1.010_032_534_599_304_2 + p * w;
-    p = 5.354_999_065_399_17 + p * w;
+    let mut p = 2.681_795e-6_f32;
+    p = -1.194_021_75e-5 + p * w;
+    p = 3.944_894e-5 + p * w;
+    p = -1.006_984_9e-4 + p * w;
+    p = -3.678_513_2e-4 + p * w;
+    p = 1.010_032_5 + p * w;
+    p = 5.354_999 + p * w;
     std::f32::consts::SQRT_2 * p * (1.0 - u)
 }
 
@@ -208,14 +208,23 @@ pub fn normals<const N: usize>(streams: &mut Lanes<N>) -> [f32; N] {
     std::array::from_fn(|l| signed(z[l], last[l]))
 }
 
-/// `ln(1 − v)` for `v` in [0, 1), accurate where `1 − v` rounds: the series
-/// `−v (1 + v/2 + v²/3 + v³/4)` below 2^-7 (truncation error below
-/// `v⁴/5 <= 2^-30` relative), the logarithm above. Branch-free.
+/// `ln(1 − v)` for `v` in [0, 1), accurate where `1 − v` rounds: the
+/// series `−v (1 + v/2 + ... + v⁶/7)` below 1/16 (truncation error below
+/// `v⁷/8 <= 2^-31` relative), the logarithm of `1 − v <= 15/16` above,
+/// where a GPU's `log` (absolute error up to 2^-21 near 1) is still good
+/// to 1e-6 relative. Branch-free.
 #[inline(always)]
 pub fn ln_1m(v: f32) -> f32 {
-    let series = -v * (1.0 + v * (0.5 + v * (0.333_333_34 + v * 0.25)));
+    let mut p = 1.0 / 7.0;
+    p = 1.0 / 6.0 + v * p;
+    p = 0.2 + v * p;
+    p = 0.25 + v * p;
+    p = 1.0 / 3.0 + v * p;
+    p = 0.5 + v * p;
+    p = 1.0 + v * p;
+    let series = -v * p;
     let direct = fast_ln(1.0 - v);
-    if v < 0.007_812_5 {
+    if v < 0.0625 {
         series
     } else {
         direct
@@ -234,11 +243,20 @@ pub fn weibull_of(law: &Law, u: f32) -> f32 {
 /// `P(X > x) = ((L/x)^α − h)/q` with `h = (L/H)^α` and `q = 1 − h` computed
 /// in f64 on the host (`p = [α, L, h, q]`): `x = L (h + u q)^(−1/α)`. Small
 /// `u` gives the top of the support, where the second moment lives for
-/// `α < 2`, so it keeps the uniform's full resolution there.
+/// `α < 2`, so it keeps the uniform's full resolution there. When `q < 1/2`
+/// (`h + u q` near 1, small `α ln(H/L)`), `ln(h + u q)` is taken as
+/// `ln(1 − q (1 − u))` by [`ln_1m`], which keeps its relative precision
+/// there (an error `δ` in it is `δ/α` in `ln x`, and a GPU's `log` is only
+/// good to an absolute 1e-7 near 1).
 #[inline(always)]
 pub fn pareto_of(law: &Law, u: f32) -> f32 {
     let (alpha, lo, h, q) = (law.p[0], law.p[1], law.p[2], law.p[3]);
-    lo * fast_exp(-fast_ln(h + u * q) / alpha)
+    let ln_r = if q < 0.5 {
+        ln_1m(q * (1.0 - u))
+    } else {
+        fast_ln(h + u * q)
+    };
+    lo * fast_exp(-ln_r / alpha)
 }
 
 /// Lognormal `exp(p[0] + p[1] z)` of a standard normal `z`.
@@ -795,6 +813,26 @@ mod tests {
                 assert!((0.5..=3.0).contains(&x));
             }
         }
+    }
+
+    #[test]
+    fn ln_keep_is_the_f64_value() {
+        for r in [2u32, 5, 51, 100_000, 4_000_000_000] {
+            let p = PointParams {
+                arrival: law(LawKind::Uniform, [0.0, 2.0, 0.0, 0.0]),
+                thinning: Thinning::Random.code(),
+                route_n: r,
+                ..PointParams::default()
+            }
+            .with_ln_keep();
+            let exact = (-1.0 / f64::from(r)).ln_1p();
+            let got = f64::from(ln_keep(&p));
+            assert!((got / exact - 1.0).abs() < 6e-8, "R = {r}: {got} vs {exact}");
+        }
+        // What the kernels computed before, ln of 1 − 1/R rounded to f32:
+        // 1.4e-3 off at R = 1e5.
+        let old = f64::from(fast_ln(1.0 - 1.0 / 1e5f32));
+        assert!((old / (-1e-5f64).ln_1p() - 1.0).abs() > 1e-3);
     }
 
     #[test]

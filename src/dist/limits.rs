@@ -22,10 +22,11 @@
 //!   left; a law whose second moment needs rarer draws than that cannot be
 //!   sampled by inversion of it.
 //! - **Family limits** where a sampler's f32 arithmetic breaks first: for
-//!   `pareto`, `1 − (min/max)^alpha >= 2^-10` (the inversion `h + u q`
-//!   takes `q 2^24` distinct values); for `gamma` and `erlang`, shape up
-//!   to 1e6 (see [`MAX_GAMMA_SHAPE`]); for `empirical`, at most 2^24 + 1
-//!   values (one 24-bit uniform per draw picks the segment).
+//!   `pareto`, `alpha` and `1 − (min/max)^alpha` normal f32 numbers (the
+//!   sampler's parameters; with them it is exact down to the log-uniform
+//!   limit, `alpha = 1e-30`); for `gamma` and `erlang`, shape up to 1e6
+//!   (see [`MAX_GAMMA_SHAPE`]); for `empirical`, at most 2^24 + 1 values
+//!   (one 24-bit uniform per draw picks the segment).
 //!
 //! Where the first two limits fall, family by family (unclamped; clamps
 //! only move them out): hyperexp scv <= 1.49e6; lognormal scv <= 415
@@ -46,8 +47,6 @@ pub const MAX_SPREAD: f64 = 16_777_216.0;
 /// Smallest `P(X > x*)` the full-range uniform reaches with 8 bits of
 /// resolution: 2^-56.
 pub const MIN_REACH: f64 = 1.0 / 72_057_594_037_927_936.0;
-/// Smallest `1 − (min/max)^alpha` of a Pareto law: 2^-10.
-pub const MIN_PARETO_Q: f64 = 1.0 / 1024.0;
 /// Largest gamma shape (and Erlang `k`): Marsaglia and Tsang's acceptance
 /// test `d − d v^3 + d ln v^3` loses `d 2^-24` to cancellation in f32; the
 /// sampled scv is within 1e-4 of `1/shape` at 1e6 and off by 1% at 1e7.
@@ -62,11 +61,12 @@ impl Dist {
         match &self.shape {
             Shape::Pareto { alpha, lo, hi } => {
                 let q = -(alpha * (lo / hi).ln()).exp_m1();
-                if q < MIN_PARETO_Q {
+                if (*alpha as f32) < f32::MIN_POSITIVE || (q as f32) < f32::MIN_POSITIVE {
                     return Err(format!(
-                        "1 - (min/max)^alpha = {q:.3e} is below 2^-10 = {MIN_PARETO_Q:.3e}, \
-                         where the f32 sampler has too few distinct values; expected a larger \
-                         alpha or max/min (alpha ln(max/min) >= 1e-3)"
+                        "alpha = {alpha:e} and 1 - (min/max)^alpha = {q:.3e} must both be at \
+                         least {:e} (normal f32 numbers) for the sampler; expected a larger \
+                         alpha",
+                        f32::MIN_POSITIVE
                     ));
                 }
             }
