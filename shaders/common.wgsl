@@ -32,6 +32,10 @@ struct PointParams {
     inv_hist_scale: f32,
     choices: u32,
     routers: u32,
+    ln_keep: f32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 struct Tile {

@@ -43,6 +43,7 @@ fn point(
         inv_hist_scale: 1.0,
         ..PointParams::default()
     }
+    .with_ln_keep()
 }
 
 /// The standard cases: each policy, and `random` with exp, Weibull and

@@ -561,12 +561,10 @@ pub fn sojourn_percentile_ci(
         .iter()
         .map(|s| wait_atoms(s, scale, max_wait))
         .collect();
-    let cdf = |i: usize, t: f64| -> f64 {
-        atoms[i].iter().map(|&(w, p)| p * service_cdf(t - w)).sum()
-    };
-    let quantile = |p: f64| {
-        convolved_quantile(pooled, p, scale, max_wait, service_cdf, hi).unwrap_or(0.0)
-    };
+    let cdf =
+        |i: usize, t: f64| -> f64 { atoms[i].iter().map(|&(w, p)| p * service_cdf(t - w)).sum() };
+    let quantile =
+        |p: f64| convolved_quantile(pooled, p, scale, max_wait, service_cdf, hi).unwrap_or(0.0);
     percentile_ci(q, estimate, &weights, &cdf, &quantile)
 }
 

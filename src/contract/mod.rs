@@ -23,10 +23,12 @@ pub use codes::{DispatchPolicy, Kernel, LawKind, Thinning, UnknownCode};
 /// - DET: value `p[0]`
 /// - ERLANG: `n` phases, each exponential with mean `p[0]`
 /// - GAMMA: shape `p[0]`, scale `p[1]`
-/// - HYPEREXP: with probability `p[0]` exponential of mean `p[1]`, else mean `p[2]`
+/// - HYPEREXP: with probability `p[0]` exponential of mean `p[1]`, else mean
+///   `p[2]` (`dist` puts the rare branch first, so that `p[0]` is small and exact)
 /// - LOGNORMAL: `exp(p[0] + p[1] * Z)`
 /// - WEIBULL: `p[0] * (-ln U)^p[1]` (`p[1]` = 1 / shape)
-/// - PARETO: bounded Pareto, `alpha = p[0]`, support `[p[1], p[2]]`
+/// - PARETO: bounded Pareto on `[L, H]`: `alpha = p[0]`, `L = p[1]`,
+///   `p[2] = (L/H)^alpha` and `p[3] = 1 − (L/H)^alpha`, both from f64
 /// - UNIFORM: `p[0] + p[1] * U`
 /// - EMPIRICAL: piecewise-linear inverse CDF through the `n` sorted values at
 ///   `offset` in the shared table
@@ -130,6 +132,15 @@ pub struct PointParams {
     /// [`Kernel::Dispatch`]: routers the arrivals are split over at random,
     /// each knowing only its own requests (0 counts as 1). Unused otherwise.
     pub routers: u32,
+    /// Random thinning: `ln(1 − 1/route_n)`, the log-probability that an
+    /// arrival of the stream skips this queue, computed in f64 on the host
+    /// ([`PointParams::with_ln_keep`]) and rounded once: rounding `1 − 1/R` to
+    /// f32 first, as the kernels used to, errs by 1.4e-3 at R = 1e5. 0 when
+    /// the point is not thinned at random.
+    pub ln_keep: f32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+    pub _pad2: u32,
 }
 
 impl Law {
@@ -183,6 +194,25 @@ impl PointParams {
     pub fn policy(&self) -> DispatchPolicy {
         debug_assert_eq!(self.kernel(), Kernel::Dispatch);
         DispatchPolicy::from_code(self.route_n).expect("route_n holds a DispatchPolicy code")
+    }
+
+    /// What [`PointParams::ln_keep`] holds: `ln(1 − 1/route_n)` in f64
+    /// (`ln_1p(−1/R)`, exact to an f64 ulp) under random thinning, else 0.
+    pub fn host_ln_keep(&self) -> f32 {
+        if self.effective_thinning() == Thinning::Random {
+            (-1.0 / f64::from(self.route_n)).ln_1p() as f32
+        } else {
+            0.0
+        }
+    }
+
+    /// This point with [`PointParams::ln_keep`] filled in: call it after
+    /// setting the thinning and `route_n`.
+    pub fn with_ln_keep(self) -> Self {
+        Self {
+            ln_keep: self.host_ln_keep(),
+            ..self
+        }
     }
 
     /// `choices` as the dispatch kernels use it: 1 ..= min(R, MAX_CHOICES).

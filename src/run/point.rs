@@ -91,7 +91,9 @@ pub fn point_params(spec: &Spec, g: &GridPoint, table: &mut Vec<f32>) -> PointPa
         inv_hist_scale: (1.0 / g.service.mean()) as f32,
         choices: g.choices.unwrap_or(0),
         routers: g.routers,
+        ..PointParams::default()
     }
+    .with_ln_keep()
 }
 
 /// The analytic baseline of a grid point.

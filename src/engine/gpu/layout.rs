@@ -165,6 +165,10 @@ mod tests {
                     inv_hist_scale,
                     choices,
                     routers,
+                    ln_keep,
+                    _pad0,
+                    _pad1,
+                    _pad2,
                 }),
             ),
             (
