@@ -555,6 +555,7 @@ fn point(index: u32, k: u32, policy: u32, servers: u32, arrival: Law, service: L
         inv_hist_scale: 1.0,
         choices: 2,
         routers: 1,
+        ..PointParams::default()
     }
 }
 

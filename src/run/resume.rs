@@ -79,6 +79,9 @@ pub struct Scanned {
     /// A last line cut short (no newline, or the wrong number of fields):
     /// its 1-based line number and length in bytes.
     pub torn: Option<(usize, u64)>,
+    /// Rows of failed points (an `error` column that is set), among
+    /// `rows`: (point, the row's byte range in the file).
+    pub failed: Vec<(u32, std::ops::Range<u64>)>,
 }
 
 /// The axis columns a row of point `i` must hold: (column index, value).
@@ -124,6 +127,7 @@ pub fn scan_csv(path: &Path, expect: &Expect<'_>) -> Result<Scanned> {
     let mut rec = csv::ByteRecord::new();
     let point_col = col("point");
     let seed_col = col("seed");
+    let error_col = col("error");
     let mut line_of: std::collections::HashMap<u32, usize> = Default::default();
     loop {
         let start = rdr.position().byte() as usize;
@@ -204,6 +208,10 @@ pub fn scan_csv(path: &Path, expect: &Expect<'_>) -> Result<Scanned> {
             )));
         }
         out.points.insert(point);
+        if !rec[error_col].is_empty() {
+            let at = header.len() as u64;
+            out.failed.push((point, at + start as u64..at + end as u64));
+        }
         out.rows.push((0..rec.len()).map(field).collect());
         out.good_len = (header.len() + end) as u64;
     }
@@ -224,6 +232,55 @@ pub fn truncate(path: &Path, len: u64) -> Result<()> {
         .and_then(|_| f.sync_all())
         .with_context(|| format!("cannot truncate '{}'", path.display()))?;
     Ok(())
+}
+
+/// `--resume` over a CSV with failed points: rewrites it without their rows,
+/// so that those points run again (and `scanned` no longer holds them).
+/// The new file is written in full beside the old one, locked, synced and
+/// renamed over it, so a crash leaves one or the other whole; the returned
+/// handle holds its lock (the old file's lock dies with the old file).
+pub fn drop_failed_rows(path: &Path, scanned: &mut Scanned) -> Result<std::fs::File> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read '{}'", path.display()))?;
+    let mut kept = Vec::with_capacity(bytes.len());
+    let mut at = 0usize;
+    for (_, range) in &scanned.failed {
+        kept.extend_from_slice(&bytes[at..range.start as usize]);
+        at = range.end as usize;
+    }
+    kept.extend_from_slice(&bytes[at..(scanned.good_len as usize).max(at)]);
+    let mut name = path.as_os_str().to_owned();
+    name.push(".resume.tmp");
+    let tmp = std::path::PathBuf::from(name);
+    let mut file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&tmp)
+        .with_context(|| format!("cannot create '{}'", tmp.display()))?;
+    if let Err(std::fs::TryLockError::WouldBlock) = file.try_lock() {
+        return Err(UsageError(format!(
+            "out: '{}' is being written by another qsweep run; expected a different --out for \
+             each run at the same time",
+            path.display()
+        ))
+        .into());
+    }
+    use std::io::Write;
+    file.set_len(0)
+        .and_then(|_| file.write_all(&kept))
+        .and_then(|_| file.sync_all())
+        .with_context(|| format!("cannot write '{}'", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+    let failed: BTreeSet<u32> = scanned.failed.drain(..).map(|(p, _)| p).collect();
+    let point = col("point");
+    scanned
+        .rows
+        .retain(|r| r[point].parse().is_ok_and(|p| !failed.contains(&p)));
+    scanned.points.retain(|p| !failed.contains(p));
+    scanned.good_len = kept.len() as u64;
+    scanned.torn = None;
+    Ok(file)
 }
 
 /// Makes the engine that takes over after a failure, given the error and the
@@ -248,6 +305,9 @@ pub fn run_surviving(
         let label = engine.label();
         let mut done = HashSet::new();
         let mut callback_failed = false;
+        // While another engine can take over, a failure is the engine's;
+        // after that, it is the failing point's alone.
+        let isolate = fallback.is_none();
         let result = rounds::run_points_until(
             &points,
             table,
@@ -260,6 +320,7 @@ pub fn run_surviving(
                 Ok(())
             },
             stop,
+            isolate,
         );
         let err = match result {
             Ok(()) => return Ok(()),
