@@ -5,7 +5,6 @@ use super::precision::Precision;
 use crate::analytic::{self, Baseline, Policy, QueueInput};
 use crate::contract::{dispatch, rep_status, PointParams, RepResult};
 use crate::engine::Engine;
-use crate::output::num;
 use crate::routing::Routing;
 use crate::spec::{GridPoint, Spec};
 use crate::stats::PointStats;
@@ -184,8 +183,18 @@ pub fn overflow_error(p: &PreparedPoint, reps: &[RepResult], capacity: u32) -> O
         g.servers,
         g.lambda,
         g.rho,
-        num(dispatch::state_limit_bytes(&p.params) as f64 / f64::from(1 << 20)),
+        mib(dispatch::state_limit_bytes(&p.params)),
     ))
+}
+
+/// Bytes in MiB, to one decimal where not whole.
+pub fn mib(bytes: u64) -> String {
+    let m = bytes as f64 / f64::from(1 << 20);
+    if m.fract() == 0.0 {
+        format!("{m}")
+    } else {
+        format!("{m:.1}")
+    }
 }
 
 /// The context of an engine error: the engine and the grid points of the
