@@ -147,6 +147,15 @@ pub fn run(args: &RunArgs) -> Result<()> {
         session.engines(),
         session.sim_customers / session.sim_seconds.max(1e-9)
     );
+    let failed = session.failed_points();
+    if !failed.is_empty() {
+        // Every row is written: the run is complete, but not clean.
+        return Err(qsweep::run::PointsFailed {
+            points: failed,
+            total: session.rows.len() as u64,
+        }
+        .into());
+    }
     Ok(())
 }
 
@@ -159,6 +168,14 @@ fn report_point(
 ) {
     let spec = &session.spec;
     let g = &r.point.grid;
+    if let Some(e) = &r.error {
+        progress.point(0.0, || {
+            format!("{} rho={}: failed", spec.describe(g), num(g.rho))
+        });
+        // Shown even with --quiet: the row has no statistics.
+        progress::say(&format!("qsweep: point {} failed: {e}", g.index));
+        return;
+    }
     let base = qsweep::run::baseline(g);
     progress.point(session::simulated_customers(r, spec.run.customers), || {
         let theory = base

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use qsweep::run::Interrupted;
+use qsweep::run::{Interrupted, PointsFailed};
 use qsweep::spec::{SpecError, SweepArgs};
 use qsweep::UsageError;
 
@@ -55,6 +55,11 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         // The run has said how to resume.
         Err(e) if e.is::<Interrupted>() => ExitCode::from(130),
+        // Every point has its row; some rows carry an error.
+        Err(e) if e.is::<PointsFailed>() => {
+            eprintln!("qsweep: {e:#}; --resume runs them again");
+            ExitCode::from(3)
+        }
         Err(e) => {
             // Bad input (spec, flags, a results CSV or figure name) is exit 2;
             // failures while simulating or drawing are exit 1.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use crate::output::CsvSink;
+use crate::output::{failed_points, CsvSink};
 use crate::provenance::{self, meta_path, Invocation, Meta, Piece, Status, META_FORMAT};
 use crate::run::resume::{scan_csv, Expect, Shard};
 use crate::UsageError;
@@ -179,6 +179,7 @@ pub fn merge(out: &Path, pieces: &[PathBuf], force: bool) -> Result<Merged> {
         shard: None,
         points: total,
         points_done: rows.len() as u64,
+        failed_points: failed_points(&rows),
         backend: distinct(&|m| m.backend.clone()),
         adapter: first.adapter.clone(),
         run: Invocation {

@@ -106,6 +106,33 @@ pub const TABLE: &[Column] = &[
     col("warmup_truncation", |r| {
         r.truncation.map(|t| t.to_string()).unwrap_or_default()
     }),
+    // Dispatch policies with per-request state (jsq, pod, jiq, central with
+    // routers > 1): the most requests one replication held at once, which
+    // shows how far an unstable point's queue grew (empty for the others).
+    col("max_in_system", |r| {
+        r.max_in_system.map(|n| n.to_string()).unwrap_or_default()
+    }),
+    // Why the point has no statistics (empty when it has them): see
+    // `Row::fields`.
+    col("error", |r| r.error.unwrap_or_default().to_string()),
+];
+
+/// The result columns a row keeps when its point failed (`Row::error`):
+/// what was asked and how long it ran, the analytic baseline, how far the
+/// queue grew and the error. The statistics (every other result column,
+/// including any added later) are left empty.
+const KEPT_ON_ERROR: &[&str] = &[
+    "reps",
+    "customers",
+    "warmup",
+    "seed",
+    "backend",
+    "seconds",
+    "analytic_mean_wait",
+    "analytic_p99_wait",
+    "analytic_method",
+    "max_in_system",
+    "error",
 ];
 
 const fn col(name: &'static str, value: fn(&Row) -> String) -> Column {
@@ -149,6 +176,22 @@ pub fn axis_fields(p: &GridPoint) -> Vec<(usize, String)> {
 /// Index of the column `name` in [`COLUMNS`].
 pub fn column_index(name: &str) -> Option<usize> {
     COLUMNS.iter().position(|c| *c == name)
+}
+
+/// The points of `rows` (CSV rows, fields in [`COLUMNS`] order) whose
+/// `error` column is set, in increasing order.
+pub fn failed_points(rows: &[Vec<String>]) -> Vec<u32> {
+    let (point, error) = (
+        column_index("point").expect("a column"),
+        column_index("error").expect("a column"),
+    );
+    let mut failed: Vec<u32> = rows
+        .iter()
+        .filter(|r| r.get(error).is_some_and(|e| !e.is_empty()))
+        .filter_map(|r| r.get(point)?.parse().ok())
+        .collect();
+    failed.sort_unstable();
+    failed
 }
 
 /// Columns whose values depend on the machine, not the spec and seed.
@@ -199,6 +242,10 @@ pub struct Row<'a> {
     pub converged: Option<bool>,
     /// `--warmup auto` only: the truncation the pilot's MSER chose.
     pub truncation: Option<u32>,
+    /// See [`crate::run::PointResult::max_in_system`].
+    pub max_in_system: Option<u32>,
+    /// Why the point failed: its statistics columns are empty.
+    pub error: Option<&'a str>,
 }
 
 impl Row<'_> {
@@ -208,6 +255,9 @@ impl Row<'_> {
             .iter()
             .map(|c| match c.value {
                 Value::Axis(f) => f(self.point),
+                Value::Result(_) if self.error.is_some() && !KEPT_ON_ERROR.contains(&c.name) => {
+                    String::new()
+                }
                 Value::Result(f) => f(self),
             })
             .collect()

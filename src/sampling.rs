@@ -827,7 +827,10 @@ mod tests {
             .with_ln_keep();
             let exact = (-1.0 / f64::from(r)).ln_1p();
             let got = f64::from(ln_keep(&p));
-            assert!((got / exact - 1.0).abs() < 6e-8, "R = {r}: {got} vs {exact}");
+            assert!(
+                (got / exact - 1.0).abs() < 6e-8,
+                "R = {r}: {got} vs {exact}"
+            );
         }
         // What the kernels computed before, ln of 1 − 1/R rounded to f32:
         // 1.4e-3 off at R = 1e5.

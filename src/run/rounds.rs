@@ -36,17 +36,34 @@
 //! thousands of replications in flight) within [`CHUNK_REPS`] and
 //! [`CHUNK_CUSTOMERS`]; each round of a chunk packs the next round of every
 //! unfinished point into engine calls within the same caps.
+//!
+//! # Growing dispatch queues
+//! A dispatch replication that outgrows its point's capacity stops with
+//! `QUEUE_OVERFLOW`; [`run_growing`] re-runs exactly those replications at
+//! twice the capacity until they fit or reach the memory limit
+//! (`contract::dispatch`). Their streams are keyed by seed, point and
+//! replication and the capacity changes nothing else, so a re-run gives the
+//! sample path of an unbounded queue: the results do not depend on the
+//! capacity a point started with. A point keeps its grown capacity for its
+//! later calls and rounds.
+//!
+//! # Failing points
+//! A point fails, alone, when its replications still overflow at the limit
+//! or (with `isolate`) when the engine fails on it: it is reported with an
+//! error and no statistics ([`PointResult::error`]), and the sweep goes on.
+//! An engine call that fails is retried point by point, so the other points
+//! of the call are unaffected.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 
-use super::point::{check_overflow, failed_on, PointResult, PreparedPoint};
+use super::point::{failed_on, overflow_error, PointResult, PreparedPoint};
 use super::precision::{converged, next_total, MAX_REPS, MIN_FIRST_ROUND};
-use crate::contract::{PointParams, RepResult, Tile, HIST_BINS, TILE_REPS};
+use crate::contract::{dispatch, rep_status, PointParams, RepResult, Tile, HIST_BINS, TILE_REPS};
 use crate::engine::schedule::{batch_start, hist_batches};
-use crate::engine::{Batch, Engine};
+use crate::engine::{Batch, BatchOutput, Engine};
 use crate::stats::{self, point_stats, PointStats};
 
 /// Replications packed into one engine call, at most.
@@ -62,7 +79,8 @@ pub const CHUNK_CUSTOMERS: f64 = 4e9;
 pub struct Interrupted;
 
 /// Simulate `points` on `engine`, calling `on_point` for each finished point
-/// in grid order. Errors name the points of the failing engine call.
+/// in grid order. A point the engine fails on is reported with its error
+/// (see [`run_points_until`] with `isolate`).
 pub fn run_points<'p>(
     points: &'p [PreparedPoint],
     table: &[f32],
@@ -77,6 +95,7 @@ pub fn run_points<'p>(
         engine,
         on_point,
         &AtomicBool::new(false),
+        true,
     )
 }
 
@@ -104,9 +123,13 @@ struct State {
     stats: PointStats,
     /// Some(converged) once the point is finished.
     done: Option<bool>,
-    /// Replications that overflowed the dispatch kernel: the point fails
-    /// when its turn to be reported comes.
-    overflow: Option<anyhow::Error>,
+    /// Why the point failed (reported with no statistics when its turn
+    /// comes).
+    error: Option<String>,
+    /// Dispatch capacity for the point's next calls (0: the first).
+    capacity: u32,
+    /// The most requests any replication held at once.
+    max_in_system: u32,
     /// The next round: (section, first replication, count).
     next: Vec<(u32, u32, u32)>,
     /// Every (section, first replication, count) dealt so far, to simulate
@@ -140,8 +163,10 @@ impl State {
             seconds: 0.0,
             stats: PointStats::default(),
             done: None,
-            overflow: None,
             dealt: next.clone(),
+            error: None,
+            capacity: 0,
+            max_in_system: 0,
             next,
             params: p.params,
             scale: p.scale,
@@ -219,6 +244,11 @@ struct Piece {
 /// [`run_points`] that stops when `stop` is set: it is checked before each
 /// round, so the round in flight still finishes and every point it completes
 /// is reported; then it returns an [`Interrupted`] error.
+///
+/// `isolate`: an engine failure is the failing point's alone (it is reported
+/// with the error, the others go on). Without it the failure ends the run,
+/// so that [`super::resume::run_surviving`] can hand the rest to another
+/// engine.
 pub fn run_points_until<'p>(
     points: &'p [PreparedPoint],
     table: &[f32],
@@ -226,6 +256,7 @@ pub fn run_points_until<'p>(
     engine: &mut dyn Engine,
     on_point: &mut dyn FnMut(PointResult<'p>) -> Result<()>,
     stop: &AtomicBool,
+    isolate: bool,
 ) -> Result<()> {
     if let Some(p) = points.iter().find(|p| p.warmup_auto && p.pilot.is_none()) {
         anyhow::bail!(
@@ -235,7 +266,6 @@ pub fn run_points_until<'p>(
         );
     }
     let per_rep = |p: &PreparedPoint| f64::from(p.params.customers) + f64::from(p.params.warmup);
-    let per_slot = HIST_BINS as usize;
     let mut start = 0;
     while start < points.len() {
         // A chunk: as many points as the first rounds' budget allows.
@@ -284,66 +314,34 @@ pub fn run_points_until<'p>(
             }
             let mut round_reps: Vec<Vec<RepResult>> = vec![Vec::new(); chunk.len()];
             for pieces in calls.iter().filter(|c| !c.is_empty()) {
-                // The call's points only (pieces of a point are adjacent).
-                let mut params = Vec::new();
-                let mut tiles = Vec::new();
-                for (slot, piece) in pieces.iter().enumerate() {
-                    if slot == 0 || pieces[slot - 1].point != piece.point {
-                        params.push(states[piece.point].params);
-                    }
-                    let param_index = params.len() as u32 - 1;
-                    let mut r = piece.rep_start;
-                    let end = piece.rep_start + piece.count;
-                    while r < end {
-                        let count = (end - r).min(TILE_REPS);
-                        tiles.push(Tile {
-                            param_index,
-                            hist_slot: slot as u32,
-                            rep_start: r,
-                            rep_count: count,
-                        });
-                        r += count;
-                    }
-                }
-                let batch = Batch {
-                    params: &params,
-                    tiles: &tiles,
-                    table,
-                    slots: pieces.len() as u32,
-                };
                 let started = Instant::now();
-                let out = engine.run(&batch).with_context(|| {
-                    failed_on(
-                        engine,
-                        &chunk[pieces[0].point].grid,
-                        &chunk[pieces[pieces.len() - 1].point].grid,
-                    )
-                })?;
+                let outputs = run_call(engine, chunk, &mut states, pieces, table, isolate)?;
                 let seconds = started.elapsed().as_secs_f64();
                 let work: f64 = pieces
                     .iter()
                     .map(|p| f64::from(p.count) * per_rep(&chunk[p.point]))
                     .sum();
-                let mut offset = 0;
-                for (slot, piece) in pieces.iter().enumerate() {
-                    let n = piece.count as usize;
-                    round_reps[piece.point].extend_from_slice(&out.reps[offset..offset + n]);
-                    offset += n;
+                for (piece, out) in pieces.iter().zip(outputs) {
                     let st = &mut states[piece.point];
-                    let h = &out.hist[slot * per_slot..(slot + 1) * per_slot];
-                    for (dst, &src) in st.hist[piece.section as usize].iter_mut().zip(h) {
-                        *dst += src;
-                    }
                     st.seconds += seconds * f64::from(piece.count) * per_rep(&chunk[piece.point])
                         / work.max(1e-300);
+                    let Some(out) = out.filter(|_| st.error.is_none()) else {
+                        continue;
+                    };
+                    round_reps[piece.point].extend_from_slice(&out.reps);
+                    for (dst, &src) in st.hist[piece.section as usize].iter_mut().zip(&out.hist) {
+                        *dst += src;
+                    }
                 }
             }
             for (i, st) in states.iter_mut().enumerate() {
                 if st.done.is_some() || round_reps[i].is_empty() {
                     continue;
                 }
-                if let Err(e) = check_overflow(&chunk[i], &round_reps[i]) {
-                    st.overflow = Some(e);
+                let peak = round_reps[i].iter().map(|r| r.max_in_system).max();
+                st.max_in_system = st.max_in_system.max(peak.unwrap_or(0));
+                if let Some(e) = overflow_error(&chunk[i], &round_reps[i], st.capacity) {
+                    st.error = Some(e);
                     st.done = Some(false);
                     continue;
                 }
@@ -358,15 +356,15 @@ pub fn run_points_until<'p>(
             while reported < chunk.len() {
                 let st = &mut states[reported];
                 let Some(ok) = st.done else { break };
-                if let Some(e) = st.overflow.take() {
-                    return Err(e);
-                }
                 let p = &chunk[reported];
+                let error = st.error.take();
                 on_point(PointResult {
                     point: p,
                     stats: std::mem::take(&mut st.stats),
                     seconds: st.seconds,
-                    converged: p.precision.map(|_| ok),
+                    converged: p.precision.filter(|_| error.is_none()).map(|_| ok),
+                    max_in_system: dispatch::can_overflow(&p.params).then_some(st.max_in_system),
+                    error,
                 })?;
                 // Free the point's replications.
                 st.reps = Vec::new();
@@ -377,6 +375,288 @@ pub fn run_points_until<'p>(
         start = end;
     }
     Ok(())
+}
+
+/// What one engine call returned for one of its pieces.
+struct PieceOutput {
+    reps: Vec<RepResult>,
+    /// The piece's wait histogram (`HIST_BINS` counts).
+    hist: Vec<u64>,
+}
+
+/// One engine call of `pieces` (each piece its own histogram slot), with
+/// overflowed dispatch replications re-run by [`run_growing`]; each point's
+/// capacity is carried in `states`. A failing call ends the run unless
+/// `isolate`: then it is retried point by point, and a point that fails
+/// alone is marked failed in `states` (its pieces get None).
+fn run_call(
+    engine: &mut dyn Engine,
+    chunk: &[PreparedPoint],
+    states: &mut [State],
+    pieces: &[Piece],
+    table: &[f32],
+    isolate: bool,
+) -> Result<Vec<Option<PieceOutput>>> {
+    let err = match call_pieces(engine, chunk, states, pieces, table) {
+        Ok(out) => return Ok(out.into_iter().map(Some).collect()),
+        Err(e) if !isolate => return Err(e),
+        Err(e) => e,
+    };
+    let first = pieces[0].point;
+    if pieces.iter().all(|p| p.point == first) {
+        let st = &mut states[first];
+        st.error = Some(format!("{err:#}").replace('\n', " "));
+        st.done = Some(false);
+        return Ok(pieces.iter().map(|_| None).collect());
+    }
+    let mut outputs: Vec<Option<PieceOutput>> = Vec::with_capacity(pieces.len());
+    // Pieces of a point are adjacent.
+    for one in pieces.chunk_by(|a, b| a.point == b.point) {
+        outputs.extend(run_call(engine, chunk, states, one, table, true)?);
+    }
+    Ok(outputs)
+}
+
+/// [`run_call`] without the retries: one engine call (and its re-runs).
+fn call_pieces(
+    engine: &mut dyn Engine,
+    chunk: &[PreparedPoint],
+    states: &mut [State],
+    pieces: &[Piece],
+    table: &[f32],
+) -> Result<Vec<PieceOutput>> {
+    // The call's points only (pieces of a point are adjacent).
+    let mut params = Vec::new();
+    let mut point_of = Vec::new();
+    let mut tiles = Vec::new();
+    for (slot, piece) in pieces.iter().enumerate() {
+        if slot == 0 || pieces[slot - 1].point != piece.point {
+            // The state's record: its histogram scale may have been widened.
+            let mut p = states[piece.point].params;
+            p.capacity = p.capacity.max(states[piece.point].capacity);
+            params.push(p);
+            point_of.push(piece.point);
+        }
+        let param_index = params.len() as u32 - 1;
+        let mut r = piece.rep_start;
+        let end = piece.rep_start + piece.count;
+        while r < end {
+            let count = (end - r).min(TILE_REPS);
+            tiles.push(Tile {
+                param_index,
+                hist_slot: slot as u32,
+                rep_start: r,
+                rep_count: count,
+            });
+            r += count;
+        }
+    }
+    let batch = Batch {
+        params: &params,
+        tiles: &tiles,
+        table,
+        slots: pieces.len() as u32,
+    };
+    let (out, capacities) = run_growing(engine, &batch).with_context(|| {
+        failed_on(
+            engine,
+            &chunk[pieces[0].point].grid,
+            &chunk[pieces[pieces.len() - 1].point].grid,
+        )
+    })?;
+    for (&point, &c) in point_of.iter().zip(&capacities) {
+        states[point].capacity = states[point].capacity.max(c);
+    }
+    let per_slot = HIST_BINS as usize;
+    let mut offset = 0;
+    Ok(pieces
+        .iter()
+        .enumerate()
+        .map(|(slot, piece)| {
+            let n = piece.count as usize;
+            offset += n;
+            PieceOutput {
+                reps: out.reps[offset - n..offset].to_vec(),
+                hist: out.hist[slot * per_slot..(slot + 1) * per_slot].to_vec(),
+            }
+        })
+        .collect())
+}
+
+/// `engine.run(batch)`, with every dispatch replication that overflowed
+/// its capacity re-run at twice the capacity (`dispatch::grow`) until it
+/// fits or the memory limit is reached (it then keeps `QUEUE_OVERFLOW`).
+/// Returns the output as if every replication had run at the capacity it
+/// fits in, and each parameter's final capacity.
+///
+/// An overflowed replication has already added the waits it recorded to its
+/// slot's histogram. Where at least half a slot's replications overflowed,
+/// the whole slot is re-run and its histogram replaced; otherwise the
+/// overflowed replications are re-run twice, at the old capacity (which
+/// reproduces exactly what they added: the engines are deterministic) into
+/// a slot that is subtracted, and at the new one into a slot that is added.
+/// Histograms are exact either way. Assumes, as the run loop's calls do,
+/// that the replications of one slot are those of one parameter.
+pub fn run_growing(engine: &mut dyn Engine, batch: &Batch) -> Result<(BatchOutput, Vec<u32>)> {
+    let mut out = engine.run(batch)?;
+    let mut capacities: Vec<u32> = batch.params.iter().map(|p| p.dispatch_capacity()).collect();
+    // Where each tile's results start in `out.reps`.
+    let starts: Vec<usize> = batch
+        .tiles
+        .iter()
+        .scan(0usize, |at, t| {
+            let s = *at;
+            *at += t.rep_count as usize;
+            Some(s)
+        })
+        .collect();
+    let per_slot = HIST_BINS as usize;
+    loop {
+        // The capacity each parameter with overflowed replications grows to.
+        let mut grown: Vec<Option<u32>> = vec![None; batch.params.len()];
+        // Per slot: replications, and the overflowed ones that can grow as
+        // (tile, lane).
+        let mut in_slot = vec![0u32; batch.slots as usize];
+        let mut rerun: Vec<Vec<(usize, u32)>> = vec![Vec::new(); batch.slots as usize];
+        for (t, tile) in batch.tiles.iter().enumerate() {
+            let i = tile.param_index as usize;
+            let p = &batch.params[i];
+            in_slot[tile.hist_slot as usize] += tile.rep_count;
+            if !dispatch::can_overflow(p) {
+                continue;
+            }
+            for lane in 0..tile.rep_count {
+                let r = &out.reps[starts[t] + lane as usize];
+                if r.status & rep_status::QUEUE_OVERFLOW == 0 {
+                    continue;
+                }
+                let Some(c) = grown[i].or_else(|| dispatch::grow(p, capacities[i])) else {
+                    continue;
+                };
+                grown[i] = Some(c);
+                rerun[tile.hist_slot as usize].push((t, lane));
+            }
+        }
+        if rerun.iter().all(Vec::is_empty) {
+            return Ok((out, capacities));
+        }
+        // The re-runs: per parameter one record at the new capacity and,
+        // when needed, one at the old.
+        let mut params: Vec<PointParams> = Vec::new();
+        let mut at_new: Vec<Option<u32>> = vec![None; batch.params.len()];
+        let mut at_old: Vec<Option<u32>> = vec![None; batch.params.len()];
+        let mut index = |table: &mut Vec<Option<u32>>, i: usize, capacity: u32| {
+            *table[i].get_or_insert_with(|| {
+                let mut p = batch.params[i];
+                p.capacity = capacity;
+                params.push(p);
+                params.len() as u32 - 1
+            })
+        };
+        let mut tiles: Vec<Tile> = Vec::new();
+        // Per re-run tile: where its results go in `out.reps` (None: the
+        // subtracted copy).
+        let mut dest: Vec<Option<usize>> = Vec::new();
+        // Per slot of `out`: (slot of the new copy, slot to subtract or None
+        // when the whole slot is re-run).
+        let mut slot_map: Vec<(usize, u32, Option<u32>)> = Vec::new();
+        let mut slots = 0u32;
+        for (s, list) in rerun.iter().enumerate() {
+            if list.is_empty() {
+                continue;
+            }
+            let whole = 2 * list.len() as u32 >= in_slot[s]
+                && batch
+                    .tiles
+                    .iter()
+                    .filter(|t| t.hist_slot as usize == s)
+                    .all(|t| grown[t.param_index as usize].is_some());
+            let new_slot = slots;
+            let old_slot = (!whole).then_some(slots + 1);
+            slots += if whole { 1 } else { 2 };
+            slot_map.push((s, new_slot, old_slot));
+            // The replications to re-run, as (tile, first lane, count) runs.
+            let mut runs: Vec<(usize, u32, u32)> = Vec::new();
+            let mut add = |t: usize, lane: u32| match runs.last_mut() {
+                Some((lt, first, n)) if *lt == t && *first + *n == lane && *n < TILE_REPS => {
+                    *n += 1
+                }
+                _ => runs.push((t, lane, 1)),
+            };
+            if whole {
+                for (t, tile) in batch.tiles.iter().enumerate() {
+                    if tile.hist_slot as usize == s {
+                        (0..tile.rep_count).for_each(|lane| add(t, lane));
+                    }
+                }
+            } else {
+                list.iter().for_each(|&(t, lane)| add(t, lane));
+            }
+            for (t, first, n) in runs {
+                let tile = &batch.tiles[t];
+                let i = tile.param_index as usize;
+                let new = index(&mut at_new, i, grown[i].unwrap_or(capacities[i]));
+                tiles.push(Tile {
+                    param_index: new,
+                    hist_slot: new_slot,
+                    rep_start: tile.rep_start + first,
+                    rep_count: n,
+                });
+                dest.push(Some(starts[t] + first as usize));
+                if let Some(old_slot) = old_slot {
+                    let old = index(&mut at_old, i, capacities[i]);
+                    tiles.push(Tile {
+                        param_index: old,
+                        hist_slot: old_slot,
+                        rep_start: tile.rep_start + first,
+                        rep_count: n,
+                    });
+                    dest.push(None);
+                }
+            }
+        }
+        let again = engine.run(&Batch {
+            params: &params,
+            tiles: &tiles,
+            table: batch.table,
+            slots,
+        })?;
+        let mut at = 0;
+        for (tile, d) in tiles.iter().zip(&dest) {
+            let n = tile.rep_count as usize;
+            if let Some(d) = d {
+                out.reps[*d..*d + n].copy_from_slice(&again.reps[at..at + n]);
+            }
+            at += n;
+        }
+        let slot =
+            |h: &[u64], s: u32| h[s as usize * per_slot..(s as usize + 1) * per_slot].to_vec();
+        for (s, new_slot, old_slot) in slot_map {
+            let dst = &mut out.hist[s * per_slot..(s + 1) * per_slot];
+            let new = slot(&again.hist, new_slot);
+            match old_slot {
+                None => dst.copy_from_slice(&new),
+                Some(old_slot) => {
+                    let old = slot(&again.hist, old_slot);
+                    for ((d, o), n) in dst.iter_mut().zip(old).zip(new) {
+                        *d = d.checked_sub(o).with_context(|| {
+                            format!(
+                                "re-running overflowed replications at the same capacity did \
+                                 not reproduce their waits (the {} engine is not \
+                                 deterministic)",
+                                engine.label()
+                            )
+                        })? + n;
+                    }
+                }
+            }
+        }
+        for (c, g) in capacities.iter_mut().zip(&grown) {
+            if let Some(g) = g {
+                *c = *g;
+            }
+        }
+    }
 }
 
 /// End of the chunk of points that starts at `start`: it grows while the

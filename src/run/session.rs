@@ -263,6 +263,23 @@ impl Session {
                 ));
                 truncate(&self.out, self.scanned.good_len)?;
             }
+            if !self.scanned.failed.is_empty() {
+                let points: Vec<String> = self
+                    .scanned
+                    .failed
+                    .iter()
+                    .map(|f| f.0.to_string())
+                    .collect();
+                say(&format!(
+                    "qsweep: resume: running the failed points again ({}); their old rows are \
+                     dropped",
+                    points.join(", ")
+                ));
+                self._lock = Some(super::resume::drop_failed_rows(
+                    &self.out,
+                    &mut self.scanned,
+                )?);
+            }
             CsvSink::append(&self.out)?
         } else {
             if self.resume_requested {
@@ -324,6 +341,7 @@ impl Session {
             },
             first_started: self.first_started.clone(),
             error: None,
+            failed_points: Vec::new(),
             previous_runs: std::mem::take(&mut self.previous_runs),
             pieces: Vec::new(),
         };
@@ -409,6 +427,8 @@ impl Session {
             seconds: r.seconds,
             converged: r.converged,
             truncation: r.point.pilot.map(|p| p.truncation),
+            max_in_system: r.max_in_system,
+            error: r.error.as_deref(),
         };
         let fields = row.fields();
         self.sink
@@ -436,6 +456,11 @@ impl Session {
         provenance::meta_path(self.csv_path())
     }
 
+    /// Points whose rows carry an error, in increasing order.
+    pub fn failed_points(&self) -> Vec<u32> {
+        crate::output::failed_points(&self.rows)
+    }
+
     /// Rows written by this invocation.
     pub fn new_rows(&self) -> u64 {
         self.rows.len() as u64 - self.done_before
@@ -460,6 +485,7 @@ impl Session {
         let writing_meta = self.writing_meta();
         let meta = self.meta.as_mut().expect("Session::begin wrote the meta");
         meta.points_done = self.done_before + new_rows;
+        meta.failed_points = crate::output::failed_points(&self.rows);
         meta.run.points_run = new_rows;
         meta.run.engine = engines;
         meta.run.ended = Some(provenance::now_rfc3339());
@@ -1038,6 +1064,8 @@ mod tests {
             seconds: 1.0,
             converged: None,
             truncation: Some(57),
+            max_in_system: None,
+            error: None,
         };
         let fields = row.fields();
         let get = |c: &str| fields[crate::output::column_index(c).unwrap()].clone();

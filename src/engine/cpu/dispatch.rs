@@ -24,8 +24,11 @@
 //! - A binary min-heap of the departure times of the requests in the system,
 //!   tagged `router · R + server`: before an arrival at `t`, every departure
 //!   at or before `t` is popped and its router's count decremented. A
-//!   replication holds at most [`dispatch::capacity`] requests;
-//!   beyond that it stops with [`rep_status::QUEUE_OVERFLOW`].
+//!   replication holds at most [`PointParams::dispatch_capacity`] requests;
+//!   beyond that it stops with [`rep_status::QUEUE_OVERFLOW`], and the run
+//!   loop re-runs it with more room (the capacity changes nothing else; see
+//!   [`dispatch`]). It reports the most requests it held at once
+//!   (`RepResult::max_in_system`).
 //! - Per router: `cnt[s]` (its requests at server s), and for `jsq`, `jiq`
 //!   and `central` the servers in a permutation `perm` sorted by count with
 //!   `pos` (its inverse) and block starts `start[c]` (first index of a server
@@ -46,7 +49,9 @@
 //!
 //! Times are f32 relative to an epoch that moves to the current arrival
 //! every [`rebase_period`] arrivals (as in the Kiefer–Wolfowitz kernel),
-//! once the departures up to it have been handled: `free` is shifted and
+//! or less often while the system holds more than its first capacity
+//! ([`dispatch::rebase_due`]), once the departures up to it have been
+//! handled: `free` is shifted and
 //! clamped at 0 (a server free before now is idle, whenever it became so),
 //! heap and router-queue times are shifted (subtraction is monotone, so the
 //! heap stays a heap). The clamp is why the departures come first: one still
@@ -159,6 +164,8 @@ struct System<'s> {
     k: u32,
     /// Capacity: heap size and router-queue length, at most.
     h: u32,
+    /// The most requests held at once so far.
+    peak: u32,
     policy: DispatchPolicy,
     /// Whether the routers keep the sorted permutation (all but `pod`).
     buckets: bool,
@@ -170,7 +177,7 @@ impl<'s> System<'s> {
     fn new(p: &PointParams, s: &'s mut Scratch) -> Self {
         let r = p.servers.max(1);
         let k = p.routers.max(1);
-        let h = dispatch::capacity(r);
+        let h = p.dispatch_capacity();
         let policy = p.policy();
         let buckets = policy != DispatchPolicy::Pod;
         let (ru, ku, hu) = (r as usize, k as usize, h as usize);
@@ -208,6 +215,7 @@ impl<'s> System<'s> {
             buckets,
             s,
             heap_n: 0,
+            peak: 0,
         }
     }
 
@@ -439,7 +447,7 @@ impl<'s> System<'s> {
         wait
     }
 
-    fn run(self, p: &PointParams, rep: u32, table: &[f32], hist: &mut [u32]) -> RepResult {
+    fn run(mut self, p: &PointParams, rep: u32, table: &[f32], hist: &mut [u32]) -> RepResult {
         let mut rng = Sampler::<1>::new(p, [rep], table);
         let mut rec = Recorders::<1>::new(p.inv_hist_scale);
         let status = if self.policy == DispatchPolicy::Central {
@@ -449,6 +457,7 @@ impl<'s> System<'s> {
         };
         let [mut res] = rec.finish(p.customers, [status]);
         res.status = status;
+        res.max_in_system = self.peak;
         res
     }
 
@@ -460,7 +469,7 @@ impl<'s> System<'s> {
     /// other instead of the heap's mispredicted branches. Same words, same
     /// order, same results as drawing them one arrival at a time.
     fn run_blocked(
-        mut self,
+        &mut self,
         p: &PointParams,
         rng: &mut Sampler<'_, 1>,
         rec: &mut Recorders<1>,
@@ -502,7 +511,7 @@ impl<'s> System<'s> {
                 t += a;
                 self.depart_until(t);
                 since_rebase += 1;
-                if since_rebase == period {
+                if dispatch::rebase_due(since_rebase, period, self.heap_n, p.servers) {
                     self.rebase(t);
                     t = 0.0;
                     since_rebase = 0;
@@ -518,6 +527,7 @@ impl<'s> System<'s> {
                     return statuses[j] | rep_status::QUEUE_OVERFLOW;
                 }
                 let wait = self.dispatch_now(t, k, srv, services[j]);
+                self.peak = self.peak.max(self.heap_n);
                 if done >= p.warmup {
                     rec.record(hist, 1, &[wait], &[services[j]], &[a]);
                 }
@@ -531,7 +541,7 @@ impl<'s> System<'s> {
     /// is dispatched when one of the router's requests leaves; the policy's
     /// word is drawn only when the router has a server to choose from.
     fn run_central(
-        mut self,
+        &mut self,
         p: &PointParams,
         rng: &mut Sampler<'_, 1>,
         rec: &mut Recorders<1>,
@@ -544,6 +554,8 @@ impl<'s> System<'s> {
         let mut since_rebase = 0u32;
         // Requests dispatched so far (warm-up included).
         let mut done = 0u32;
+        // Requests waiting at the routers.
+        let mut queued = 0u32;
         let mut record = |done: &mut u32, wait: f32, service: f32, gap: f32| {
             if *done >= p.warmup {
                 rec.record(hist, 1, &[wait], &[service], &[gap]);
@@ -571,6 +583,7 @@ impl<'s> System<'s> {
                         (self.s.q_arr[slot], self.s.q_svc[slot], self.s.q_gap[slot]);
                     self.s.q_head[ku] = (self.s.q_head[ku] + 1) % h;
                     self.s.q_len[ku] -= 1;
+                    queued -= 1;
                     let at_server = (self.s.free[srv as usize] - dt).max(0.0);
                     let leaves = dt + at_server + service;
                     self.s.free[srv as usize] = leaves;
@@ -583,7 +596,7 @@ impl<'s> System<'s> {
                 }
             }
             since_rebase += 1;
-            if since_rebase == period {
+            if dispatch::rebase_due(since_rebase, period, self.heap_n + queued, p.servers) {
                 self.rebase(t);
                 t = 0.0;
                 since_rebase = 0;
@@ -612,8 +625,10 @@ impl<'s> System<'s> {
                     self.s.q_svc[slot] = service;
                     self.s.q_gap[slot] = a;
                     self.s.q_len[ku] += 1;
+                    queued += 1;
                 }
             }
+            self.peak = self.peak.max(self.heap_n + queued);
         }
         rng.status[0]
     }

@@ -166,9 +166,9 @@ mod tests {
                     choices,
                     routers,
                     ln_keep,
+                    capacity,
                     _pad0,
                     _pad1,
-                    _pad2,
                 }),
             ),
             (
@@ -192,6 +192,7 @@ mod tests {
                     mean_interarrival,
                     customers,
                     status,
+                    max_in_system,
                 }),
             ),
             (
