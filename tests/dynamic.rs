@@ -906,8 +906,8 @@ fn growth_reproduces_an_unbounded_queue() {
         .map(|r| f64::from(r.max_in_system))
         .sum::<f64>()
         / 64.0;
-    let (n, rho) = (12_000.0, 1.3);
-    let sd = (n * (1.0 + 1.0 / rho) as f64).sqrt();
+    let (n, rho): (f64, f64) = (12_000.0, 1.3);
+    let sd = (n * (1.0 + 1.0 / rho)).sqrt();
     assert!(
         (mean_peak - n * (1.0 - 1.0 / rho)).abs() <= 5.0 * sd,
         "mean peak {mean_peak}"

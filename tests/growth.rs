@@ -354,8 +354,8 @@ fn an_unstable_jsq_point_reports_its_growth() {
     // Arrivals minus departures after n arrivals: mean n (1 − 1/rho),
     // standard deviation sqrt(n (1 + 1/rho)) = 190; the peak over 8
     // replications is within a few of them.
-    let (n, rho) = (20000.0, 1.2);
-    let sd = (n * (1.0 + 1.0 / rho) as f64).sqrt();
+    let (n, rho): (f64, f64) = (20000.0, 1.2);
+    let sd = (n * (1.0 + 1.0 / rho)).sqrt();
     assert!(
         (peak[1] - n * (1.0 - 1.0 / rho)).abs() < 5.0 * sd,
         "{peak:?}"
