@@ -81,7 +81,7 @@ use std::sync::Mutex;
 
 pub use super::point::Pilot;
 use super::point::PreparedPoint;
-use crate::contract::{Kernel, PointParams, HIST_BINS};
+use crate::contract::{self, rep_status, Kernel, PointParams, HIST_BINS};
 use crate::engine::cpu::dispatch;
 use crate::engine::cpu::{kiefer_wolfowitz_traced, lindley_traced, LANES};
 
@@ -311,14 +311,27 @@ fn dispatch_section_sums(p: &PointParams, table: &[f32], first: u32, count: u32)
     let m = p.customers / sections;
     let mut hist = vec![0u32; HIST_BINS as usize];
     let mut sums = vec![0.0f64; sections as usize];
+    let mut capacity = p.capacity;
     for r in first..first + count {
         let mut prev = 0.0f64;
         for j in 1..=sections {
-            let q = PointParams {
+            let mut q = PointParams {
                 customers: j * m,
+                capacity,
                 ..*p
             };
-            let res = dispatch::simulate(&q, r, table, &mut hist);
+            let mut res = dispatch::simulate(&q, r, table, &mut hist);
+            // A queue that outgrew its room: again with more, as the run
+            // loop does (`rounds::run_growing`), so the pilot sees the
+            // unbounded queue's path.
+            while res.status & rep_status::QUEUE_OVERFLOW != 0 {
+                let Some(c) = contract::dispatch::grow(&q, q.dispatch_capacity()) else {
+                    break;
+                };
+                q.capacity = c;
+                res = dispatch::simulate(&q, r, table, &mut hist);
+            }
+            capacity = q.capacity;
             let cum = f64::from(res.mean_wait) * f64::from(j * m);
             sums[j as usize - 1] += (cum - prev) / f64::from(m);
             prev = cum;

@@ -164,8 +164,6 @@ struct System<'s> {
     k: u32,
     /// Capacity: heap size and router-queue length, at most.
     h: u32,
-    /// The most requests held at once so far.
-    peak: u32,
     policy: DispatchPolicy,
     /// Whether the routers keep the sorted permutation (all but `pod`).
     buckets: bool,
@@ -215,7 +213,6 @@ impl<'s> System<'s> {
             buckets,
             s,
             heap_n: 0,
-            peak: 0,
         }
     }
 
@@ -447,17 +444,17 @@ impl<'s> System<'s> {
         wait
     }
 
-    fn run(mut self, p: &PointParams, rep: u32, table: &[f32], hist: &mut [u32]) -> RepResult {
+    fn run(self, p: &PointParams, rep: u32, table: &[f32], hist: &mut [u32]) -> RepResult {
         let mut rng = Sampler::<1>::new(p, [rep], table);
         let mut rec = Recorders::<1>::new(p.inv_hist_scale);
-        let status = if self.policy == DispatchPolicy::Central {
+        let (status, peak) = if self.policy == DispatchPolicy::Central {
             self.run_central(p, &mut rng, &mut rec, hist)
         } else {
             self.run_blocked(p, &mut rng, &mut rec, hist)
         };
         let [mut res] = rec.finish(p.customers, [status]);
         res.status = status;
-        res.max_in_system = self.peak;
+        res.max_in_system = peak;
         res
     }
 
@@ -468,13 +465,14 @@ impl<'s> System<'s> {
     /// simulated: the samplers' long dependency chains then overlap each
     /// other instead of the heap's mispredicted branches. Same words, same
     /// order, same results as drawing them one arrival at a time.
+    /// Returns the status and the most requests held at once.
     fn run_blocked(
-        &mut self,
+        mut self,
         p: &PointParams,
         rng: &mut Sampler<'_, 1>,
         rec: &mut Recorders<1>,
         hist: &mut [u32],
-    ) -> u32 {
+    ) -> (u32, u32) {
         const BLOCK: usize = 64;
         let total = p.warmup + p.customers;
         let period = rebase_period(p.servers);
@@ -491,6 +489,7 @@ impl<'s> System<'s> {
         let mut t = 0.0f32;
         let mut since_rebase = 0u32;
         let mut done = 0u32;
+        let mut peak = 0u32;
         while done < total {
             let n = ((total - done) as usize).min(BLOCK);
             for j in 0..n {
@@ -524,29 +523,29 @@ impl<'s> System<'s> {
                 };
                 let srv = self.choose(p, k, &mut word).unwrap_or(0);
                 if self.heap_n == self.h {
-                    return statuses[j] | rep_status::QUEUE_OVERFLOW;
+                    return (statuses[j] | rep_status::QUEUE_OVERFLOW, peak);
                 }
                 let wait = self.dispatch_now(t, k, srv, services[j]);
-                self.peak = self.peak.max(self.heap_n);
+                peak = peak.max(self.heap_n);
                 if done >= p.warmup {
                     rec.record(hist, 1, &[wait], &[services[j]], &[a]);
                 }
                 done += 1;
             }
         }
-        rng.status[0]
+        (rng.status[0], peak)
     }
 
     /// `central` with several routers: a request may wait at its router and
     /// is dispatched when one of the router's requests leaves; the policy's
     /// word is drawn only when the router has a server to choose from.
     fn run_central(
-        &mut self,
+        mut self,
         p: &PointParams,
         rng: &mut Sampler<'_, 1>,
         rec: &mut Recorders<1>,
         hist: &mut [u32],
-    ) -> u32 {
+    ) -> (u32, u32) {
         let total = p.warmup + p.customers;
         let period = rebase_period(p.servers);
         let (r, h) = (self.r, self.h);
@@ -554,8 +553,9 @@ impl<'s> System<'s> {
         let mut since_rebase = 0u32;
         // Requests dispatched so far (warm-up included).
         let mut done = 0u32;
-        // Requests waiting at the routers.
+        // Requests waiting at the routers, and the most held at once.
         let mut queued = 0u32;
+        let mut peak = 0u32;
         let mut record = |done: &mut u32, wait: f32, service: f32, gap: f32| {
             if *done >= p.warmup {
                 rec.record(hist, 1, &[wait], &[service], &[gap]);
@@ -610,7 +610,7 @@ impl<'s> System<'s> {
             match self.choose(p, k, &mut || rng.streams.next_u32()[0]) {
                 Some(srv) => {
                     if self.heap_n == h {
-                        return rng.status[0] | rep_status::QUEUE_OVERFLOW;
+                        return (rng.status[0] | rep_status::QUEUE_OVERFLOW, peak);
                     }
                     let wait = self.dispatch_now(t, k, srv, service);
                     record(&mut done, wait, service, a);
@@ -618,7 +618,7 @@ impl<'s> System<'s> {
                 None => {
                     let ku = k as usize;
                     if self.s.q_len[ku] == h {
-                        return rng.status[0] | rep_status::QUEUE_OVERFLOW;
+                        return (rng.status[0] | rep_status::QUEUE_OVERFLOW, peak);
                     }
                     let slot = (k * h + (self.s.q_head[ku] + self.s.q_len[ku]) % h) as usize;
                     self.s.q_arr[slot] = t;
@@ -628,8 +628,8 @@ impl<'s> System<'s> {
                     queued += 1;
                 }
             }
-            self.peak = self.peak.max(self.heap_n + queued);
+            peak = peak.max(self.heap_n + queued);
         }
-        rng.status[0]
+        (rng.status[0], peak)
     }
 }
