@@ -844,7 +844,7 @@ fn growth_reproduces_an_unbounded_queue() {
         arrival(0.99),
         hyper(10.0),
     );
-    heavy.customers = 60_000;
+    heavy.customers = 150_000;
     heavy.warmup = 0;
     let mut unstable = point(
         1,

@@ -268,7 +268,7 @@ fn rows(p: &Path) -> Vec<std::collections::HashMap<String, String>> {
 }
 
 /// The issue's command, which stopped at point 3 ("outgrew the dispatch
-/// kernel's capacity of 2052"), at 60000 customers and 16 replications:
+/// kernel's capacity of 2052"), at 150000 customers and 16 replications:
 /// point 3's queue passes 2052 requests and grows; every row is written.
 #[test]
 fn the_issue_command_runs_to_the_end() {
@@ -283,7 +283,7 @@ fn the_issue_command_runs_to_the_end() {
         "--service",
         "hyperexp(scv=10,mean=1)",
         "--customers",
-        "60000",
+        "150000",
         "--reps",
         "16",
         "--warmup",
