@@ -1055,3 +1055,99 @@ fn errors_from_a_spec_file_name_the_file_given() {
         )
     );
 }
+
+#[test]
+fn ranges_expand_to_the_lists_they_stand_for_with_the_same_hash() {
+    // A flag range and the list typed out are one spec: equal, with one
+    // canonical TOML and so one spec hash.
+    let ranged = load(&["--rho", "0.5:0.95:0.05", "--servers", "1:4,geom(10,1000,3)"]).unwrap();
+    let typed = load(&[
+        "--rho",
+        "0.5,0.55,0.6,0.65,0.7,0.75,0.8,0.85,0.9,0.95",
+        "--servers",
+        "1,2,3,4,10,100,1000",
+    ])
+    .unwrap();
+    assert_eq!(ranged, typed);
+    assert_eq!(ranged.to_toml(), typed.to_toml());
+    assert_eq!(
+        crate::provenance::spec_hash(&ranged, &[0.0]),
+        crate::provenance::spec_hash(&typed, &[0.0])
+    );
+    // A spec file's range, as a string element among plain values.
+    let file = parse(
+        &MINI
+            .replace("lambda = [5]", "lambda = [\"1:3\", 7]")
+            .replace("servers = [10]", "servers = \"geom(10,1000,3)\""),
+    )
+    .unwrap();
+    assert_eq!(file.servers, [10, 100, 1000]);
+    let lambdas: Vec<f64> = file.load.iter().map(|l| l.value()).collect();
+    assert_eq!(lambdas, [1.0, 2.0, 3.0, 7.0]);
+    // The notes say what each range stands for; a flag's replaces the file's.
+    let notes = ranged.notes();
+    assert!(
+        notes.contains(&"rho 0.5:0.95:0.05 = 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95 (10 values)".to_string()),
+        "{notes:?}"
+    );
+    assert!(notes.contains(&"servers geom(10,1000,3) = 10, 100, 1000 (3 values)".to_string()));
+    assert!(
+        typed.notes().iter().all(|n| !n.contains(" = ")),
+        "{:?}",
+        typed.notes()
+    );
+    let dir = tempdir();
+    let spec = dir.path().join("s.toml");
+    std::fs::write(&spec, MINI.replace("lambda = [5]", "lambda = \"1:3\"")).unwrap();
+    let path = spec.to_str().unwrap();
+    let over = load(&[path, "--rho", "0.1:0.2:0.1"]).unwrap();
+    assert_eq!(over.notes(), ["rho 0.1:0.2:0.1 = 0.1, 0.2 (2 values)"]);
+    // Integer axes: choices and routers take ranges too.
+    let d = load(&["--routing", "pod", "--servers", "80", "--choices", "2:4"]).unwrap();
+    assert_eq!(d.choices, [2, 3, 4]);
+    let k = load(&[
+        "--routing",
+        "jsq",
+        "--servers",
+        "80",
+        "--routers",
+        "geom(1,8,4)",
+    ])
+    .unwrap();
+    assert_eq!(k.routers, [1, 2, 4, 8]);
+}
+
+#[test]
+fn bad_ranges_name_the_axis_and_the_value() {
+    assert_eq!(
+        flag_err(&["--rho", "0.9:0.5:0.1"]),
+        "--rho: '0.9:0.5:0.1' is not a valid range: stop is below start; expected \
+         start:stop:step (stop included) or geom(start,stop,count)"
+    );
+    assert_eq!(
+        flag_err(&["--servers", "0:4"]),
+        "--servers: 0 is not a valid value; expected integers >= 1 (from the range '0:4')"
+    );
+    assert_eq!(
+        flag_err(&["--choices", "30:40:5", "--routing", "pod"]),
+        "--choices: 35 is not a valid value; expected integers from 1 to 32 (servers sampled \
+         per request by pod) (from the range '30:40:5')"
+    );
+    assert!(flag_err(&["--servers", "1:4:0.5"]).contains("step '0.5' is not an integer"));
+    assert_eq!(
+        flag_err(&["--lambda", "0:2"]),
+        "--lambda: 0 is not a valid value; expected finite numbers > 0 (arrival rates, \
+         requests per second) (from the range '0:2')"
+    );
+    let e = file_err(&MINI.replace("lambda = [5]", "lambda = [\"5:1\"]"));
+    assert_eq!(
+        e,
+        "spec.toml:4: [sweep] lambda: '5:1' is not a valid range: stop is below start; \
+         expected start:stop:step (stop included) or geom(start,stop,count)"
+    );
+    let e = file_err(&MINI.replace("servers = [10]", "servers = [\"geom(1,10,99999999)\"]"));
+    assert!(
+        e.starts_with("spec.toml:3: [sweep] servers: 'geom(1,10,99999999)' is not a valid range"),
+        "{e}"
+    );
+}
