@@ -338,7 +338,7 @@ pub struct PlotArgs {
     /// Draw the analytic_* columns as dashed lines
     #[arg(long)]
     pub analytic: bool,
-    /// Time unit of the spec, for axis labels (e.g. s, ms)
+    /// Time unit of the spec, for axis labels (e.g. s, ms) [default: the `units` recorded in the CSV's .meta.json]
     #[arg(long)]
     pub time_unit: Option<String>,
     /// Figure title
@@ -371,7 +371,8 @@ pub fn plot(args: &PlotArgs) -> Result<()> {
         width: args.width,
         height: args.height,
         title: args.title.clone(),
-        time_unit: args.time_unit.clone(),
+        // Else the unit the run's spec declared (`units`), from its meta.
+        time_unit: args.time_unit.clone().or_else(|| recorded_units(&args.csv)),
     };
     if !args.force && out.symlink_metadata().is_ok() {
         return Err(qsweep::UsageError(format!(
@@ -390,6 +391,12 @@ pub fn plot(args: &PlotArgs) -> Result<()> {
         summary.series.len()
     );
     Ok(())
+}
+
+/// The `units` recorded in the `.meta.json` beside a results CSV, if any.
+fn recorded_units(csv: &std::path::Path) -> Option<String> {
+    let meta = qsweep::provenance::Meta::read(&qsweep::provenance::meta_path(csv)).ok()?;
+    qsweep::spec::units_in_toml(&meta.spec_toml)
 }
 
 /// Flags of `qsweep bench`.

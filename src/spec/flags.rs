@@ -84,6 +84,9 @@ pub struct SweepArgs {
     /// Use the GPU adapter whose name contains this
     #[arg(long, value_name = "NAME")]
     pub adapter: Option<String>,
+    /// Time unit of the spec's times and rates: s, ms, us, µs, ns, min or h (a label recorded in the .meta.json and used by plots) [default: unsaid]
+    #[arg(long, value_name = "UNIT")]
+    pub units: Option<String>,
 }
 
 /// All items of a repeatable, comma-separated list flag (`None`: not given).

@@ -41,7 +41,7 @@ pub use axes::{DEFAULT_CHOICES, DEFAULT_ROUTERS, SWEEP_KEYS};
 pub use flags::SweepArgs;
 pub use grid::LAMBDA_RANGE;
 pub use ranges::{Expansion, RANGE_FORMS};
-pub use settings::{RunSettings, DEFAULT_MAX_CUSTOMERS};
+pub use settings::{units_in_toml, RunSettings, DEFAULT_MAX_CUSTOMERS, TIME_UNITS};
 
 use settings::write_run_table;
 use sources::Raw;

@@ -111,7 +111,7 @@ fn run_keys_are_listed_once_each_in_messages() {
     assert_eq!(
         e,
         "spec.toml:8: [run] unknown key 'thread'; expected one of reps, customers, warmup, seed, \
-         out, threads, allow_unstable, backend, adapter, precision, max_customers"
+         out, threads, allow_unstable, backend, adapter, precision, max_customers, units"
     );
 }
 
@@ -246,6 +246,7 @@ fn flags_override_axes_and_settings() {
         force: true,
         backend: Backend::Cpu,
         adapter: Some("H200".into()),
+        units: None,
     };
     assert_eq!(spec.run, expected);
     assert_eq!(spec.source, SEED_SOURCE);
@@ -1148,6 +1149,31 @@ fn bad_ranges_name_the_axis_and_the_value() {
     let e = file_err(&MINI.replace("servers = [10]", "servers = [\"geom(1,10,99999999)\"]"));
     assert!(
         e.starts_with("spec.toml:3: [sweep] servers: 'geom(1,10,99999999)' is not a valid range"),
+        "{e}"
+    );
+}
+
+#[test]
+fn units_are_a_recorded_label_and_only_known_ones() {
+    let spec = load(&["--units", "ms"]).unwrap();
+    assert_eq!(spec.run.units.as_deref(), Some("ms"));
+    let text = spec.to_toml();
+    assert!(text.ends_with("units = \"ms\"\n"), "{text}");
+    assert_eq!(units_in_toml(&text).as_deref(), Some("ms"));
+    // Unsaid: not written, so older specs keep their canonical TOML.
+    let plain = load(&[]).unwrap();
+    assert!(!plain.to_toml().contains("units"));
+    assert_eq!(units_in_toml(&plain.to_toml()), None);
+    let back = Spec::from_toml_str(&text, SEED_SOURCE, Path::new(".")).unwrap();
+    assert_eq!(back, spec);
+    assert_eq!(
+        flag_err(&["--units", "parsecs"]),
+        "--units: 'parsecs' is not a valid value; expected a time unit: s, ms, us, µs, ns, min \
+         or h (the unit of the spec's times)"
+    );
+    let e = file_err(&format!("{MINI}[run]\nunits = 5\n"));
+    assert!(
+        e.starts_with("spec.toml:7: [run] units: 5 is not a valid value"),
         "{e}"
     );
 }
