@@ -222,9 +222,79 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
     Ok(())
 }
 
+/// Flags of `qsweep analytic`: the grid's axes only (no simulation, so none
+/// of `run`'s settings). Each is `qsweep run`'s flag of the same name, with
+/// its help (a test keeps the two in step).
+#[derive(clap::Args, Debug, Default, Clone)]
+pub struct AnalyticArgs {
+    /// Sweep spec (TOML); its [run] settings are not used. Without it the built-in default study (data/seed.toml), with any flags applied on top.
+    #[arg(value_name = "SPEC")]
+    pub spec: Option<PathBuf>,
+    /// Routing policies: random, round_robin, central, jsq, pod, jiq, lwl [list]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub routing: Vec<String>,
+    /// Servers sampled per request by pod (power of d choices) [list of 1..=32 or ranges; default 2]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub choices: Vec<String>,
+    /// Routers, each seeing only its own requests (central, jsq, pod, jiq) [list of 1..=1024 or ranges; default 1]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub routers: Vec<String>,
+    /// Dynos (servers) behind the load balancer [list of integers >= 1, or ranges: 10:100:10, geom(1,1000,7)]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub servers: Vec<String>,
+    /// Workers per dyno [list of integers >= 1 or ranges; default 1]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub workers: Vec<String>,
+    /// Interarrival laws, rescaled to mean 1/lambda at each point [list; default exp]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub arrival: Vec<String>,
+    /// Arrival rates, requests per time unit (replaces the spec's lambda or rho) [list or ranges]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub lambda: Vec<String>,
+    /// Target utilisations: lambda = rho·servers·workers/E[S] (replaces the spec's lambda or rho) [list, or ranges: 0.5:0.95:0.05 (stop included), geom(0.1,0.9,5) (log-spaced)]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub rho: Vec<String>,
+    /// Service-time laws, e.g. 'weibull(shape=0.46,median=0.05,min=0.01,max=30)' [list]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub service: Vec<String>,
+    /// Also write the table to this file: .csv, .json, .md or .parquet by extension, or - for CSV on stdout (instead of the text table)
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Include points with rho >= 1 (their baseline is `unstable`) instead of refusing them
+    #[arg(long)]
+    pub allow_unstable: bool,
+    /// Overwrite the output file if it exists
+    #[arg(long)]
+    pub force: bool,
+}
+
+impl AnalyticArgs {
+    /// The same request as `qsweep run`'s flags.
+    pub fn sweep(&self) -> SweepArgs {
+        SweepArgs {
+            spec: self.spec.clone(),
+            routing: self.routing.clone(),
+            choices: self.choices.clone(),
+            routers: self.routers.clone(),
+            servers: self.servers.clone(),
+            workers: self.workers.clone(),
+            arrival: self.arrival.clone(),
+            lambda: self.lambda.clone(),
+            rho: self.rho.clone(),
+            service: self.service.clone(),
+            out: self.out.clone(),
+            allow_unstable: self.allow_unstable,
+            force: self.force,
+            ..SweepArgs::default()
+        }
+    }
+}
+
 /// `qsweep analytic`: the grid's analytic baselines, no simulation, to stdout
 /// (and as CSV to `-o`).
-pub fn analytic(args: &SweepArgs) -> Result<()> {
+pub fn analytic(analytic_args: &AnalyticArgs) -> Result<()> {
+    let sweep = analytic_args.sweep();
+    let args = &sweep;
     let spec = Spec::load(args)?;
     for note in spec.notes() {
         eprintln!("qsweep: note: {note}");
@@ -466,5 +536,89 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
             args.out.as_ref().expect("out").display()
         );
     }
+    Ok(())
+}
+
+/// Flags of `qsweep completions`.
+#[derive(clap::Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, elvish or powershell
+    #[arg(value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+/// `qsweep completions SHELL`: the completion script, from the clap
+/// definition (so it can never list a flag that does not exist).
+pub fn completions<C: clap::CommandFactory>(args: &CompletionsArgs) -> Result<()> {
+    let mut cmd = C::command();
+    clap_complete::generate(args.shell, &mut cmd, "qsweep", &mut std::io::stdout());
+    output::flush_stdout();
+    Ok(())
+}
+
+/// Flags of `qsweep man`.
+#[derive(clap::Args, Debug)]
+pub struct ManArgs {
+    /// Write qsweep.1 and one qsweep-SUBCOMMAND.1 per subcommand into this folder instead
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// `qsweep man`: the manual page, from the clap definition.
+pub fn man<C: clap::CommandFactory>(args: &ManArgs) -> Result<()> {
+    let cmd = C::command();
+    match &args.dir {
+        None => {
+            let mut out = std::io::stdout().lock();
+            clap_mangen::Man::new(cmd).render(&mut out)?;
+        }
+        Some(dir) => {
+            if !dir.is_dir() {
+                return Err(qsweep::UsageError(format!(
+                    "--dir: '{}' is not a folder; expected an existing folder for the pages",
+                    dir.display()
+                ))
+                .into());
+            }
+            clap_mangen::generate_to(cmd, dir)?;
+            eprintln!("qsweep: wrote the manual pages to {}", dir.display());
+        }
+    }
+    output::flush_stdout();
+    Ok(())
+}
+
+/// Flags of `qsweep help`.
+#[derive(clap::Args, Debug)]
+pub struct HelpArgs {
+    /// The subcommand (and its subcommands) to explain; none: qsweep itself
+    #[arg(value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// `qsweep help [COMMAND]`: the same text as `qsweep [COMMAND] --help`.
+pub fn help<C: clap::CommandFactory>(args: &HelpArgs) -> Result<()> {
+    let mut cmd = C::command();
+    // Built, so subcommands know their full name (`qsweep run`).
+    cmd.build();
+    let mut at = &mut cmd;
+    for name in &args.command {
+        let known: Vec<String> = at
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect();
+        at = match at.find_subcommand_mut(name) {
+            Some(sub) => sub,
+            None => {
+                return Err(qsweep::UsageError(format!(
+                    "help: '{name}' is not a subcommand; expected one of {}",
+                    known.join(", ")
+                ))
+                .into())
+            }
+        };
+    }
+    at.print_long_help()?;
+    output::flush_stdout();
     Ok(())
 }

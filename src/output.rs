@@ -324,12 +324,16 @@ impl CsvSink {
     }
 }
 
-/// The aligned table printed after a run: the columns a reader checks first.
+/// The aligned table printed after a run: the columns a reader checks first,
+/// and every other axis whose values vary between the rows (choices,
+/// routers, workers, arrival, lambda, service), so no two rows look alike.
 pub fn summary_table(rows: &[Vec<String>]) -> String {
-    const SHOWN: [&str; 10] = [
-        "point",
-        "routing",
-        "servers",
+    const FIRST: [&str; 3] = ["point", "routing", "servers"];
+    /// Shown only when their values vary, in grid order.
+    const VARYING: [&str; 6] = [
+        "choices", "routers", "workers", "arrival", "lambda", "service",
+    ];
+    const LAST: [&str; 7] = [
         "rho",
         "mean_wait",
         "mean_wait_ci95",
@@ -338,11 +342,25 @@ pub fn summary_table(rows: &[Vec<String>]) -> String {
         "analytic_mean_wait",
         "rel_err_mean_wait",
     ];
-    let idx: Vec<usize> = SHOWN
+    let varies = |name: &str| {
+        let i = column_index(name).expect("known column");
+        let mut values = rows.iter().map(|r| r.get(i));
+        let first = values.next();
+        values.any(|v| v != first.flatten())
+    };
+    let shown: Vec<&str> = FIRST
+        .iter()
+        .copied()
+        .chain(VARYING.iter().copied().filter(|c| varies(c)))
+        .chain(LAST)
+        .collect();
+    // Text columns read best left-aligned (the first three as always).
+    let left = |c: usize| c < FIRST.len() || matches!(shown[c], "arrival" | "service");
+    let idx: Vec<usize> = shown
         .iter()
         .map(|c| column_index(c).expect("known column"))
         .collect();
-    let mut table: Vec<Vec<String>> = vec![SHOWN.iter().map(|s| s.to_string()).collect()];
+    let mut table: Vec<Vec<String>> = vec![shown.iter().map(|s| s.to_string()).collect()];
     for r in rows {
         table.push(
             idx.iter()
@@ -350,8 +368,14 @@ pub fn summary_table(rows: &[Vec<String>]) -> String {
                 .collect(),
         );
     }
-    let widths: Vec<usize> = (0..SHOWN.len())
-        .map(|c| table.iter().map(|r| r[c].len()).max().unwrap_or(0))
+    let widths: Vec<usize> = (0..shown.len())
+        .map(|c| {
+            table
+                .iter()
+                .map(|r| r[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = String::new();
     for r in &table {
@@ -359,7 +383,7 @@ pub fn summary_table(rows: &[Vec<String>]) -> String {
             .iter()
             .enumerate()
             .map(|(c, v)| {
-                if c < 3 {
+                if left(c) {
                     format!("{v:<w$}", w = widths[c])
                 } else {
                     format!("{v:>w$}", w = widths[c])
@@ -462,6 +486,42 @@ mod tests {
         assert_eq!(num(150.0), "150");
         assert_eq!(num(2.5e-9), "2.500000e-9");
         assert_eq!(num(f64::NAN), "");
+    }
+
+    #[test]
+    fn the_summary_shows_every_axis_that_varies() {
+        let row = |point: &str, workers: &str, service: &str| {
+            let mut r = vec![String::new(); COLUMNS.len()];
+            for (name, v) in [
+                ("point", point),
+                ("routing", "random"),
+                ("servers", "4"),
+                ("workers", workers),
+                ("lambda", "2"),
+                ("service", service),
+                ("mean_wait", "0.5"),
+            ] {
+                r[column_index(name).unwrap()] = v.to_string();
+            }
+            r
+        };
+        let same = summary_table(&[row("0", "1", "exp"), row("1", "1", "exp")]);
+        let header = same.lines().next().unwrap();
+        assert!(
+            header.starts_with("point  routing  servers  rho  mean_wait"),
+            "{same}"
+        );
+        let varied = summary_table(&[row("0", "1", "exp"), row("1", "2", "det(value=1)")]);
+        let header: Vec<&str> = varied.lines().next().unwrap().split_whitespace().collect();
+        assert_eq!(
+            header[..6],
+            ["point", "routing", "servers", "workers", "service", "rho"],
+            "{varied}"
+        );
+        assert!(
+            varied.lines().nth(2).unwrap().contains("det(value=1)"),
+            "{varied}"
+        );
     }
 
     #[test]

@@ -254,13 +254,15 @@ impl Axes {
                 .ok_or_else(|| invalid(&quote(s), EXPECT_ROUTERS))
         };
         type Single<'c> = &'c dyn Fn(&str) -> Result<u32, String>;
-        let int_axes: [(
+        /// Flag, its values, what is expected, one value, a range's value.
+        type IntAxis<'c> = (
             &'static str,
-            &[String],
-            &str,
-            Single,
+            &'c [String],
+            &'c str,
+            Single<'c>,
             fn(i128) -> Option<u32>,
-        ); 4] = [
+        );
+        let int_axes: [IntAxis; 4] = [
             ("servers", &a.servers, EXPECT_COUNT, &counts, count),
             ("workers", &a.workers, EXPECT_COUNT, &counts, count),
             (
