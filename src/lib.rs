@@ -11,6 +11,7 @@ pub mod bench;
 pub mod contract;
 pub mod dist;
 pub mod engine;
+pub mod export;
 pub mod merge;
 pub mod output;
 pub mod plot;

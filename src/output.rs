@@ -124,6 +124,48 @@ pub fn axis_fields(p: &GridPoint) -> Vec<(usize, String)> {
         .collect()
 }
 
+/// The columns `--quantiles` appends after [`COLUMNS`], in the order given:
+/// `q{q}_wait` and its `q{q}_wait_ci95` for each `q`, `q` written as the
+/// shortest decimal that reads back to it (`0.9999` → `q0.9999_wait`).
+/// Distinct from the built-in `p99_wait` names, so `--quantiles 0.99`
+/// never clashes with them.
+pub fn quantile_columns(quantiles: &[f64]) -> Vec<String> {
+    quantiles
+        .iter()
+        .flat_map(|q| [format!("q{q}_wait"), format!("q{q}_wait_ci95")])
+        .collect()
+}
+
+/// The values of [`quantile_columns`] for one point, from its per-section
+/// wait histograms (`PointResult::hist`), by the same code as `p99_wait`
+/// and its CI ([`crate::stats::wait_percentile`]).
+pub fn quantile_fields(
+    quantiles: &[f64],
+    sections: &[Vec<u64>],
+    scale: f64,
+    max_wait: f64,
+) -> Vec<String> {
+    if quantiles.is_empty() {
+        return Vec::new();
+    }
+    let bins = crate::contract::HIST_BINS as usize;
+    let mut pooled = vec![0u64; bins];
+    for s in sections {
+        for (p, &c) in pooled.iter_mut().zip(s.iter()) {
+            *p += c;
+        }
+    }
+    let batches: Vec<&[u64]> = sections.iter().map(Vec::as_slice).collect();
+    quantiles
+        .iter()
+        .flat_map(|&q| {
+            let (estimate, ci) =
+                crate::stats::wait_percentile(&pooled, &batches, q, scale, max_wait);
+            [num(estimate), opt(ci)]
+        })
+        .collect()
+}
+
 /// Index of the column `name` in [`COLUMNS`].
 pub fn column_index(name: &str) -> Option<usize> {
     COLUMNS.iter().position(|c| *c == name)
@@ -230,6 +272,12 @@ impl CsvSink {
     /// Create `path`. An existing file is refused unless `force`, so no
     /// earlier result is ever overwritten silently.
     pub fn create(path: &Path, force: bool) -> Result<Self> {
+        Self::create_with(path, force, &[])
+    }
+
+    /// [`CsvSink::create`] with `extra` columns after [`COLUMNS`] in the
+    /// header (`--quantiles`).
+    pub fn create_with(path: &Path, force: bool, extra: &[String]) -> Result<Self> {
         let mut opts = OpenOptions::new();
         opts.write(true);
         if force {
@@ -266,26 +314,36 @@ impl CsvSink {
             file.set_len(0)
                 .with_context(|| format!("truncating {}", path.display()))?;
         }
-        Self::from_file(path, file, true)
+        Self::from_file(path, file, Some(extra))
     }
 
     /// Open an existing CSV to add rows after its last one (`--resume`). An
     /// empty file gets the header first. The caller has checked the file
     /// (see `resume::scan_csv`): its rows are whole and its header is ours.
     pub fn append(path: &Path) -> Result<Self> {
+        Self::append_with(path, &[])
+    }
+
+    /// [`CsvSink::append`] to a CSV with `extra` columns (`--quantiles`).
+    pub fn append_with(path: &Path, extra: &[String]) -> Result<Self> {
         let file = OpenOptions::new()
             .append(true)
             .open(path)
             .map_err(|e| UsageError(format!("out: cannot open '{}': {e}", path.display())))?;
         let empty = file.metadata()?.len() == 0;
-        Self::from_file(path, file, empty)
+        Self::from_file(path, file, empty.then_some(extra))
     }
 
-    /// A sink writing to `file`, starting with the header when `header`.
-    fn from_file(path: &Path, file: File, header: bool) -> Result<Self> {
+    /// A sink writing to `file`, starting with the header (with `extra`
+    /// columns) when `header` is given.
+    fn from_file(path: &Path, file: File, header: Option<&[String]>) -> Result<Self> {
         let mut writer = csv::Writer::from_writer(file);
-        if header {
-            writer.write_record(COLUMNS)?;
+        if let Some(extra) = header {
+            let names = COLUMNS
+                .iter()
+                .copied()
+                .chain(extra.iter().map(String::as_str));
+            writer.write_record(names)?;
             writer.flush()?;
         }
         Ok(Self {
@@ -522,6 +580,20 @@ mod tests {
             varied.lines().nth(2).unwrap().contains("det(value=1)"),
             "{varied}"
         );
+    }
+
+    #[test]
+    fn quantile_columns_are_named_by_their_probability() {
+        assert_eq!(
+            quantile_columns(&[0.5, 0.9999]),
+            [
+                "q0.5_wait",
+                "q0.5_wait_ci95",
+                "q0.9999_wait",
+                "q0.9999_wait_ci95"
+            ]
+        );
+        assert!(quantile_fields(&[], &[], 1.0, 1.0).is_empty());
     }
 
     #[test]

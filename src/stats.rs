@@ -225,6 +225,27 @@ pub fn convolved_quantile(
     Some(hi)
 }
 
+/// The `q` quantile of the wait and its 95% CI half-width, from the pooled
+/// histogram `pooled` and the per-section histograms `batches` (sectioning,
+/// see the module notes): the one percentile path, for the built-in
+/// percentile columns and for `--quantiles`. `scale` and `max_wait` as in
+/// [`hist_quantile`]; 0 for an empty histogram.
+pub fn wait_percentile(
+    pooled: &[u64],
+    batches: &[&[u64]],
+    q: f64,
+    scale: f64,
+    max_wait: f64,
+) -> (f64, Option<f64>) {
+    let bins = HIST_BINS as usize;
+    let estimate = hist_quantile(&pooled[..bins], q, scale, max_wait).unwrap_or(0.0);
+    let per_batch: Vec<f64> = batches
+        .iter()
+        .filter_map(|b| hist_quantile(&b[..bins], q, scale, max_wait))
+        .collect();
+    (estimate, ci95_half_width(&per_batch))
+}
+
 /// Statistics from one point's replications and its histogram batches
 /// (`batches` slices of `HIST_BINS` wait counts). `scale` is
 /// the histogram scale (1 / `inv_hist_scale`); `service_cdf` is the service
@@ -256,12 +277,8 @@ pub fn point_stats(
     let mut wait_pct = [0.0; 5];
     let mut wait_pct_ci95 = [None; 5];
     for (k, &(_, q)) in WAIT_PERCENTILES.iter().enumerate() {
-        wait_pct[k] = hist_quantile(&pooled[..bins], q, scale, max_wait).unwrap_or(0.0);
-        let per_batch: Vec<f64> = batches
-            .iter()
-            .filter_map(|b| hist_quantile(&b[..bins], q, scale, max_wait))
-            .collect();
-        wait_pct_ci95[k] = ci95_half_width(&per_batch);
+        (wait_pct[k], wait_pct_ci95[k]) =
+            wait_percentile(&pooled[..bins], batches, q, scale, max_wait);
     }
     let max_sojourn = reps
         .iter()

@@ -317,12 +317,12 @@ pub fn run_points_until<'p>(
                 on_point(PointResult {
                     point: p,
                     stats: std::mem::take(&mut st.stats),
+                    hist: std::mem::take(&mut st.hist),
                     seconds: st.seconds,
                     converged: p.precision.map(|_| ok),
                 })?;
                 // Free the point's replications.
                 st.reps = Vec::new();
-                st.hist = Vec::new();
                 reported += 1;
             }
         }

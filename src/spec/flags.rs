@@ -87,6 +87,9 @@ pub struct SweepArgs {
     /// Time unit of the spec's times and rates: s, ms, us, µs, ns, min or h (a label recorded in the .meta.json and used by plots) [default: unsaid]
     #[arg(long, value_name = "UNIT")]
     pub units: Option<String>,
+    /// Extra wait quantiles, each adding the CSV columns q{Q}_wait and q{Q}_wait_ci95 (e.g. 0.9999 → q0.9999_wait), computed like p99_wait [list]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub quantiles: Option<String>,
 }
 
 /// All items of a repeatable, comma-separated list flag (`None`: not given).

@@ -77,6 +77,9 @@ pub struct RunSettings {
     /// [`TIME_UNITS`]); recorded in the `.meta.json` and used by plots for
     /// axis labels. `None`: not said.
     pub units: Option<String>,
+    /// Extra wait quantiles, each adding the columns `q{q}_wait` and
+    /// `q{q}_wait_ci95` (see `output::quantile_columns`); empty: none.
+    pub quantiles: Vec<f64>,
 }
 
 /// The time units a spec may declare (`units = "ms"`). Only a label: the
@@ -101,6 +104,7 @@ impl Default for RunSettings {
             backend: Backend::Auto,
             adapter: None,
             units: None,
+            quantiles: Vec::new(),
         }
     }
 }
@@ -394,6 +398,41 @@ pub(super) const RUN_SETTINGS: &[RunSetting] = &[
         },
         // Written only when set, so specs without it keep their hash.
         write: |r| r.units.as_deref().map(toml_str),
+    },
+    RunSetting {
+        key: "quantiles",
+        flag: "quantiles",
+        expected: "a list of probabilities between 0 and 1, each once (e.g. 0.5,0.99,0.9999)",
+        listed_at: 12,
+        flag_value: |a| a.quantiles.as_deref().map(Given::Text),
+        set: |r, v| {
+            let qs: Vec<f64> = match v {
+                Given::Toml(DeValue::Array(items)) => items
+                    .iter()
+                    .map(|i| de_float(i.get_ref()))
+                    .collect::<Option<_>>()?,
+                Given::Toml(other) => vec![de_float(other)?],
+                _ => v
+                    .text()?
+                    .split(',')
+                    .map(|s| s.trim().parse::<f64>().ok())
+                    .collect::<Option<_>>()?,
+            };
+            let ok = |q: &f64| q.is_finite() && *q > 0.0 && *q < 1.0;
+            let once = |i: usize| !qs[..i].contains(&qs[i]);
+            if qs.is_empty() || !qs.iter().all(ok) || !(0..qs.len()).all(once) {
+                return None;
+            }
+            r.quantiles = qs;
+            Some(())
+        },
+        // Written only when set, so specs without it keep their hash.
+        write: |r| {
+            (!r.quantiles.is_empty()).then(|| {
+                let items: Vec<String> = r.quantiles.iter().map(|&q| toml_float(q)).collect();
+                format!("[{}]", items.join(", "))
+            })
+        },
     },
 ];
 

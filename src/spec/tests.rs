@@ -111,7 +111,7 @@ fn run_keys_are_listed_once_each_in_messages() {
     assert_eq!(
         e,
         "spec.toml:8: [run] unknown key 'thread'; expected one of reps, customers, warmup, seed, \
-         out, threads, allow_unstable, backend, adapter, precision, max_customers, units"
+         out, threads, allow_unstable, backend, adapter, precision, max_customers, units, quantiles"
     );
 }
 
@@ -247,6 +247,7 @@ fn flags_override_axes_and_settings() {
         backend: Backend::Cpu,
         adapter: Some("H200".into()),
         units: None,
+        quantiles: Vec::new(),
     };
     assert_eq!(spec.run, expected);
     assert_eq!(spec.source, SEED_SOURCE);
@@ -1174,6 +1175,33 @@ fn units_are_a_recorded_label_and_only_known_ones() {
     let e = file_err(&format!("{MINI}[run]\nunits = 5\n"));
     assert!(
         e.starts_with("spec.toml:7: [run] units: 5 is not a valid value"),
+        "{e}"
+    );
+}
+
+#[test]
+fn quantiles_are_probabilities_each_once() {
+    let spec = load(&["--quantiles", "0.5, 0.9999"]).unwrap();
+    assert_eq!(spec.run.quantiles, [0.5, 0.9999]);
+    let text = spec.to_toml();
+    assert!(text.ends_with("quantiles = [0.5, 0.9999]\n"), "{text}");
+    let back = Spec::from_toml_str(&text, SEED_SOURCE, Path::new(".")).unwrap();
+    assert_eq!(back, spec);
+    assert!(!load(&[]).unwrap().to_toml().contains("quantiles"));
+    let file = parse(&format!("{MINI}[run]\nquantiles = 0.25\n")).unwrap();
+    assert_eq!(file.run.quantiles, [0.25]);
+    for bad in ["1", "0", "0.5,0.5", "x", "0.5,,0.9", "-0.1"] {
+        assert_eq!(
+            flag_err(&["--quantiles", bad]),
+            format!(
+                "--quantiles: '{bad}' is not a valid value; expected a list of probabilities \
+                 between 0 and 1, each once (e.g. 0.5,0.99,0.9999)"
+            )
+        );
+    }
+    let e = file_err(&format!("{MINI}[run]\nquantiles = [0.5, \"a\"]\n"));
+    assert!(
+        e.starts_with("spec.toml:7: [run] quantiles: an array is not a valid value"),
         "{e}"
     );
 }
