@@ -9,6 +9,8 @@ use qsweep::backend::{self, Backend};
 use qsweep::engine::cpu::CpuEngine;
 use qsweep::engine::gpu::list_adapters;
 use qsweep::engine::Engine;
+use qsweep::export::hist::HistSink;
+use qsweep::export::{Format, Table};
 use qsweep::merge;
 use qsweep::output::{self, num};
 use qsweep::plot::{plot_csv, PlotOptions};
@@ -19,7 +21,7 @@ use qsweep::spec::{Spec, SweepArgs, SEED_SOURCE};
 use qsweep::stats::P99;
 
 /// Flags of `qsweep run`.
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Debug, Clone)]
 pub struct RunArgs {
     #[command(flatten)]
     pub sweep: SweepArgs,
@@ -39,11 +41,22 @@ pub struct RunArgs {
     /// --backend, --adapter, --threads and --shard may change, nothing else
     #[arg(long, value_name = "META")]
     pub from_meta: Option<PathBuf>,
+    /// Also write each point's wait histogram as tidy CSV to FILE, as points finish: point,bin_lower,bin_upper,count,ccdf (ccdf = P(wait > bin_upper))
+    #[arg(long, value_name = "FILE")]
+    pub hist: Option<PathBuf>,
+}
+
+/// `qsweep run` with its output in any format: `-o -` streams the CSV to
+/// stdout, `-o x.json|.md|.parquet` writes `x.csv` (and its meta) row by
+/// row as always and converts it once the run is complete; `--hist`.
+pub fn run_command(args: &RunArgs) -> Result<()> {
+    let (args, mut extras) = Extras::prepare(args)?;
+    run(&args, &mut extras)
 }
 
 /// `qsweep run`: simulate the grid (or a shard of it), one CSV row per point,
 /// with a `.meta.json` beside the CSV.
-pub fn run(args: &RunArgs) -> Result<()> {
+pub fn run(args: &RunArgs, extras: &mut Extras) -> Result<()> {
     let mut session = Session::open(&session::Request {
         sweep: &args.sweep,
         resume: args.resume,
@@ -99,7 +112,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
         &mut engine,
         can_fall_back.then_some(&mut fallback as resume::Fallback<'_>),
         &mut |r: PointResult<'_>, label: &str| {
-            session.write(&r, label)?;
+            let fields = session.write(&r, label)?.to_vec();
+            extras.point(&session, &fields, &r)?;
             report_point(&session, &r, &mut progress, &mut wide_points);
             Ok(())
         },
@@ -121,9 +135,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
         ));
     }
     session.finish(result)?;
+    extras.finish(&session.out)?;
 
-    print!("{}", output::summary_table(&session.rows));
-    output::flush_stdout();
+    extras.summary(&output::summary_table(&session.rows));
     let new_rows = session.new_rows();
     if new_rows == 0 {
         eprintln!(
@@ -191,6 +205,212 @@ fn report_point(
             g.index, r.stats.failed_reps
         ));
     }
+}
+
+/// What `qsweep run` writes besides its CSV and meta (see [`run_command`]).
+#[derive(Default)]
+pub struct Extras {
+    /// `-o -`: rows to stdout as they come; the CSV itself goes to a
+    /// temporary folder, removed at the end.
+    stdout: Option<StdoutRows>,
+    /// `-o x.json|.md|.parquet`: written from the CSV when the run completes.
+    export: Option<(PathBuf, Format)>,
+    /// `--hist FILE`, opened at the first point (so bad input leaves no file).
+    hist_path: Option<(PathBuf, bool, bool)>,
+    hist: Option<HistSink>,
+}
+
+/// `-o -`: the CSV on stdout.
+struct StdoutRows {
+    writer: csv::Writer<std::io::Stdout>,
+    header_written: bool,
+    /// Holds the run's CSV and meta (every run has them).
+    tmp: PathBuf,
+}
+
+impl Drop for StdoutRows {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.tmp);
+    }
+}
+
+impl Extras {
+    /// Reads what the output asks for and rewrites `args` for the run
+    /// itself (its CSV: a temporary one for `-o -`, `x.csv` for `x.json`).
+    /// Every check runs here, before anything is simulated or written.
+    fn prepare(args: &RunArgs) -> Result<(RunArgs, Extras)> {
+        let mut args = args.clone();
+        let mut extras = Extras::default();
+        let force = args.sweep.force;
+        if let Some(hist) = &args.hist {
+            if !args.resume {
+                qsweep::export::check_new(hist, force)
+                    .map_err(|e| qsweep::UsageError(e.0.replacen("out:", "--hist:", 1)))?;
+            }
+            extras.hist_path = Some((hist.clone(), force, args.resume));
+        }
+        // The output named by -o, else by the spec file's `out`.
+        let out = match (&args.sweep.out, &args.from_meta) {
+            (Some(out), _) => Some(out.clone()),
+            (None, None) => Spec::load(&args.sweep).ok().and_then(|s| s.run.out),
+            (None, Some(_)) => None,
+        };
+        let Some(out) = out else {
+            return Ok((args, extras));
+        };
+        if out == std::path::Path::new("-") {
+            if args.resume {
+                return Err(qsweep::UsageError(
+                    "--resume: -o - streams to stdout, which cannot be resumed; expected a \
+                     file for --out"
+                        .into(),
+                )
+                .into());
+            }
+            let tmp = std::env::temp_dir().join(format!(
+                "qsweep-stdout-{}-{}",
+                std::process::id(),
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos())
+            ));
+            std::fs::create_dir_all(&tmp)?;
+            args.sweep.out = Some(tmp.join("results.csv"));
+            extras.stdout = Some(StdoutRows {
+                writer: csv::Writer::from_writer(std::io::stdout()),
+                header_written: false,
+                tmp,
+            });
+            return Ok((args, extras));
+        }
+        let format = Format::of_path(&out)?;
+        if format != Format::Csv {
+            if !args.resume {
+                qsweep::export::check_new(&out, force)?;
+            }
+            args.sweep.out = Some(qsweep::export::csv_beside(&out, format));
+            extras.export = Some((out, format));
+        }
+        Ok((args, extras))
+    }
+
+    /// A finished point's row (and histogram).
+    fn point(&mut self, session: &Session, fields: &[String], r: &PointResult<'_>) -> Result<()> {
+        if let Some(s) = self.stdout.as_mut() {
+            if !s.header_written {
+                let extra = session.extra_columns();
+                let header = output::COLUMNS.iter().copied();
+                s.writer
+                    .write_record(header.chain(extra.iter().map(String::as_str)))?;
+                s.header_written = true;
+            }
+            s.writer.write_record(fields)?;
+            s.writer.flush()?;
+        }
+        if let Some((path, force, append)) = self.hist_path.take() {
+            self.hist = Some(HistSink::open(&path, force, append)?);
+        }
+        if let Some(h) = self.hist.as_mut() {
+            h.write(r.point.grid.index, &r.hist, r.point.scale, r.stats.max_wait)?;
+        }
+        Ok(())
+    }
+
+    /// The run is complete and `csv` holds every row.
+    fn finish(&mut self, csv: &std::path::Path) -> Result<()> {
+        if let Some(s) = self.stdout.as_mut() {
+            if !s.header_written {
+                // No row ran: the header alone, as the CSV holds it.
+                let table = Table::read_csv(csv)?;
+                s.writer.write_record(&table.header)?;
+                s.writer.flush()?;
+                s.header_written = true;
+            }
+        }
+        if let Some((out, format)) = &self.export {
+            let table = Table::read_csv(csv)?.ci_beside_estimates();
+            qsweep::export::write_output(out, &table.encode(*format)?, true)?;
+            eprintln!(
+                "qsweep: wrote {} ({} rows as {}, CI columns beside their estimates; from {})",
+                out.display(),
+                table.rows.len(),
+                format.extension(),
+                csv.display()
+            );
+        }
+        Ok(())
+    }
+
+    /// The summary table: on stdout, unless the CSV is there.
+    fn summary(&self, table: &str) {
+        if self.stdout.is_some() {
+            eprint!("{table}");
+        } else {
+            print!("{table}");
+            output::flush_stdout();
+        }
+    }
+}
+
+/// Flags of `qsweep export`.
+#[derive(clap::Args, Debug)]
+pub struct ExportArgs {
+    /// A results CSV (of qsweep run, merge, or analytic -o)
+    #[arg(value_name = "IN.csv")]
+    pub input: PathBuf,
+    /// The file to write, its format by extension (.csv, .json, .md, .parquet), or - for stdout
+    #[arg(value_name = "OUT")]
+    pub out: PathBuf,
+    /// The format, whatever OUT's extension: csv, json, md or parquet [default: from OUT; csv for -]
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+    /// Only these columns, in this order [comma-separated; default: all, CI columns beside their estimates]
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub columns: Vec<String>,
+    /// Overwrite OUT if it exists
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `qsweep export`: a results CSV as JSON, Markdown, Parquet or CSV.
+pub fn export(args: &ExportArgs) -> Result<()> {
+    let stdout = args.out == std::path::Path::new("-");
+    let format = match &args.format {
+        Some(name) => Format::from_name(name)?,
+        None if stdout => Format::Csv,
+        None => match args.out.extension() {
+            None => {
+                return Err(qsweep::UsageError(format!(
+                    "out: '{}' has no extension; expected {} (or --format)",
+                    args.out.display(),
+                    Format::EXPECTED
+                ))
+                .into())
+            }
+            Some(_) => Format::of_path(&args.out)?,
+        },
+    };
+    let same = match (args.input.canonicalize(), args.out.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same {
+        return Err(qsweep::UsageError(format!(
+            "out: '{}' is the input; expected a new file",
+            args.out.display()
+        ))
+        .into());
+    }
+    let columns = (!args.columns.is_empty()).then_some(args.columns.as_slice());
+    let rows = qsweep::export::export(&args.input, &args.out, format, columns, args.force)?;
+    if !stdout {
+        eprintln!(
+            "qsweep: wrote {} ({rows} rows as {})",
+            args.out.display(),
+            format.extension()
+        );
+    }
+    Ok(())
 }
 
 /// Flags of `qsweep merge`.
@@ -295,6 +515,11 @@ impl AnalyticArgs {
 pub fn analytic(analytic_args: &AnalyticArgs) -> Result<()> {
     let sweep = analytic_args.sweep();
     let args = &sweep;
+    // A wrong output name is refused before anything is said.
+    let format = match &args.out {
+        Some(out) if out != std::path::Path::new("-") => Some(Format::of_path(out)?),
+        _ => None,
+    };
     let spec = Spec::load(args)?;
     for note in spec.notes() {
         eprintln!("qsweep: note: {note}");
@@ -306,17 +531,26 @@ pub fn analytic(analytic_args: &AnalyticArgs) -> Result<()> {
         .collect();
     // Only an explicit -o writes a file: the spec's `out` names where its
     // simulated results go, which an analytic table must never take.
+    let table = Table {
+        header: output::ANALYTIC_COLUMNS.map(String::from).to_vec(),
+        rows,
+    };
+    let rows = &table.rows;
     if let Some(out) = &args.out {
-        let file = output::create_file(out, args.force, "")?;
-        let mut w = csv::Writer::from_writer(file);
-        w.write_record(output::ANALYTIC_COLUMNS)?;
-        for r in &rows {
-            w.write_record(r)?;
+        if out == std::path::Path::new("-") {
+            // The CSV on stdout, instead of the text tables.
+            qsweep::export::write_output(out, &table.encode(Format::Csv)?, false)?;
+            return Ok(());
         }
-        w.flush()?;
+        let format = format.unwrap_or(Format::Csv);
+        if !args.force && out.symlink_metadata().is_ok() {
+            // As before formats existed: the file system's own words.
+            output::create_file(out, false, "")?;
+        }
+        qsweep::export::write_output(out, &table.encode(format)?, true)?;
         eprintln!("qsweep: wrote {} rows to {}", rows.len(), out.display());
     }
-    print!("{}", output::align(&output::ANALYTIC_COLUMNS, &rows));
+    print!("{}", output::align(&output::ANALYTIC_COLUMNS, rows));
     if spec.source == SEED_SOURCE {
         print_seed_comparison();
     }
@@ -618,7 +852,7 @@ pub fn help<C: clap::CommandFactory>(args: &HelpArgs) -> Result<()> {
             }
         };
     }
-    at.print_long_help()?;
+    at.print_help()?;
     output::flush_stdout();
     Ok(())
 }

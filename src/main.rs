@@ -41,6 +41,8 @@ enum Command {
     Merge(commands::MergeArgs),
     /// Measure customers/s of every policy on every backend, side by side
     Bench(commands::BenchArgs),
+    /// Convert a results CSV to JSON, Markdown or Parquet (or pick its columns)
+    Export(commands::ExportArgs),
     /// Print a shell completion script for qsweep to stdout
     Completions(commands::CompletionsArgs),
     /// Print qsweep's manual page (roff) to stdout, or write one page per subcommand into a folder
@@ -52,12 +54,13 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<()> = match cli.command {
-        Command::Run(args) => commands::run(&args),
+        Command::Run(args) => commands::run_command(&args),
         Command::Analytic(args) => commands::analytic(&args),
         Command::Adapters => commands::adapters(),
         Command::Plot(args) => commands::plot(&args),
         Command::Merge(args) => commands::merge(&args),
         Command::Bench(args) => commands::bench(&args),
+        Command::Export(args) => commands::export(&args),
         Command::Completions(args) => commands::completions::<Cli>(&args),
         Command::Man(args) => commands::man::<Cli>(&args),
         Command::Help(args) => commands::help::<Cli>(&args),

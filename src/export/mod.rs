@@ -285,7 +285,8 @@ pub fn write_output(out: &Path, bytes: &[u8], force: bool) -> Result<()> {
         stdout.write_all(bytes)?;
         return Ok(stdout.flush()?);
     }
-    let mut file = crate::output::create_file(out, force, " (pass --force to overwrite it)")?;
+    check_new(out, force)?;
+    let mut file = crate::output::create_file(out, force, "")?;
     file.write_all(bytes)
         .and_then(|()| file.sync_all())
         .with_context(|| format!("writing {}", out.display()))

@@ -66,8 +66,8 @@ pub struct SweepArgs {
     /// Master random seed [overrides the spec; 1 if it has none]
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub seed: Option<String>,
-    /// CSV output path [default: qsweep-results.csv, or -2, -3 ... if taken]
-    #[arg(long, short = 'o', value_name = "CSV")]
+    /// Output: .csv (written row by row, resumable), .json, .md or .parquet (converted from the .csv written beside it once the run completes), or - (CSV on stdout, the summary on stderr) [default: qsweep-results.csv, or -2, -3 ... if taken]
+    #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// CPU threads, 0 = all cores [default 0]
     #[arg(long, short = 'j', value_name = "N", allow_hyphen_values = true)]
