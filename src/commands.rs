@@ -856,3 +856,302 @@ pub fn help<C: clap::CommandFactory>(args: &HelpArgs) -> Result<()> {
     output::flush_stdout();
     Ok(())
 }
+
+/// Flags of `qsweep size`.
+#[derive(clap::Args, Debug)]
+pub struct SizeArgs {
+    #[command(flatten)]
+    pub sweep: SweepArgs,
+    /// What must hold: METRIC<=BOUND (or <), e.g. p99_wait<=0.1; METRIC: mean_wait, p_wait, p50_wait … p999_wait, qQ_wait (any quantile), mean_sojourn, p99_sojourn [list]
+    #[arg(long, value_name = "TARGET", value_delimiter = ',', required = true)]
+    pub target: Vec<String>,
+    /// The axis to size: servers (R) or workers (per server)
+    #[arg(long, value_name = "AXIS", default_value = "servers")]
+    pub over: String,
+    /// Give up above this many servers (or workers)
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    pub max: u32,
+    /// Simulate even where an exact formula gives the metric (a check on both)
+    #[arg(long)]
+    pub simulate: bool,
+    /// No line per evaluation (the table and errors only)
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `qsweep size`: for each case of the grid (every axis but the searched
+/// one), the smallest number of servers (or workers) meeting each target.
+pub fn size(args: &SizeArgs) -> Result<()> {
+    use qsweep::size::{self, Over, Target};
+    let usage = |m: String| -> anyhow::Error { qsweep::UsageError(m).into() };
+    let over: Over = args.over.parse().map_err(usage)?;
+    let targets: Vec<Target> = args
+        .target
+        .iter()
+        .map(|t| t.parse().map_err(usage))
+        .collect::<Result<_>>()?;
+    let format = match &args.sweep.out {
+        Some(out) if out != std::path::Path::new("-") => {
+            let f = Format::of_path(out)?;
+            qsweep::export::check_new(out, args.sweep.force)?;
+            Some(f)
+        }
+        _ => None,
+    };
+    // The searched axis comes from the search (a placeholder here, so a
+    // spec without it loads); unstable values are skipped by the search.
+    let mut sweep = args.sweep.clone();
+    match over {
+        Over::Servers => sweep.servers = vec!["1".into()],
+        Over::Workers => sweep.workers = vec!["1".into()],
+    }
+    sweep.out = None;
+    sweep.allow_unstable = true;
+    let spec = Spec::load(&sweep)?;
+    let cases = size::cases(&spec, over)?;
+    let say = |m: &str| {
+        if !args.quiet {
+            eprintln!("{m}");
+        }
+    };
+    let given = match over {
+        Over::Servers => !args.sweep.servers.is_empty(),
+        Over::Workers => !args.sweep.workers.is_empty(),
+    };
+    if given {
+        say(&format!(
+            "qsweep: note: size searches {0}; --{0} is not used",
+            over.name()
+        ));
+    }
+    // One engine for every evaluation, chosen as `qsweep run` would on the
+    // first case's smallest stable fleet.
+    let first = cases[0].at(cases[0].first);
+    let (prepared, table) = qsweep::run::prepare(&first, first.points());
+    let params: Vec<_> = prepared.iter().map(|p| p.params).collect();
+    let chosen = backend::choose_for(
+        spec.run.backend,
+        spec.run.adapter.as_deref(),
+        spec.run.threads,
+        &backend::Sample {
+            params: &backend::calibration_sample(&params),
+            table: &table,
+        },
+    )?;
+    say(&format!("qsweep: backend: {}", chosen.reason));
+    let mut engine = chosen.engine;
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let started = std::time::Instant::now();
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for case in &cases {
+        let what = case.describe(&spec);
+        for target in &targets {
+            let mut eval = |n: u32| {
+                let e = size::evaluate(case, n, target, engine.as_mut(), args.simulate, &stop)?;
+                let side = if e.meets(target) { "meets" } else { "misses" };
+                say(&format!(
+                    "qsweep: size: {what} {target}: {}={n}: {} ({}{}) {side}",
+                    over.name(),
+                    e.shown(),
+                    e.how,
+                    if e.seconds > 0.0 {
+                        format!(", {:.1} s", e.seconds)
+                    } else {
+                        String::new()
+                    }
+                ));
+                Ok(e)
+            };
+            let found = size::search(case.first, args.max, target, &mut eval)?;
+            rows.push(size_row(case, target, &found, over));
+        }
+    }
+    let header = SIZE_COLUMNS.map(String::from).to_vec();
+    let table = Table { header, rows };
+    print!("{}", size_summary(&table, &spec, over));
+    eprintln!(
+        "qsweep: sized {} cases × {} targets in {:.1} s on {}",
+        cases.len(),
+        targets.len(),
+        started.elapsed().as_secs_f64(),
+        engine.label()
+    );
+    if let (Some(out), Some(format)) = (&args.sweep.out, format) {
+        qsweep::export::write_output(out, &table.encode(format)?, true)?;
+        eprintln!(
+            "qsweep: wrote {} rows to {}",
+            table.rows.len(),
+            out.display()
+        );
+    } else if args.sweep.out.as_deref() == Some(std::path::Path::new("-")) {
+        qsweep::export::write_output(
+            std::path::Path::new("-"),
+            &table.encode(Format::Csv)?,
+            false,
+        )?;
+    }
+    Ok(())
+}
+
+/// Columns of `qsweep size -o`.
+const SIZE_COLUMNS: [&str; 20] = [
+    "routing",
+    "choices",
+    "routers",
+    "servers",
+    "workers",
+    "arrival",
+    "lambda",
+    "service",
+    "target",
+    "over",
+    "answer",
+    "method",
+    "metric_at_answer",
+    "metric_at_answer_ci95",
+    "neighbour",
+    "method_at_neighbour",
+    "metric_at_neighbour",
+    "metric_at_neighbour_ci95",
+    "resolved",
+    "evaluations",
+];
+
+/// One row of `qsweep size`'s table.
+fn size_row(
+    case: &qsweep::size::Case,
+    target: &qsweep::size::Target,
+    found: &qsweep::size::Sizing,
+    over: qsweep::size::Over,
+) -> Vec<String> {
+    use qsweep::size::{Eval, Over};
+    let s = &case.spec;
+    let opt = |x: Option<f64>| x.map(num).unwrap_or_default();
+    let value = |e: Option<&Eval>| {
+        e.filter(|e| e.value.is_finite())
+            .map(|e| num(e.value))
+            .unwrap_or_default()
+    };
+    let answer = found.answer.as_ref();
+    let nb = found.neighbour.as_ref();
+    vec![
+        s.routing[0].to_string(),
+        if s.routing[0].takes_choices() {
+            s.choices[0].to_string()
+        } else {
+            String::new()
+        },
+        s.routers[0].to_string(),
+        match over {
+            Over::Workers => s.servers[0].to_string(),
+            Over::Servers => answer.map(|e| e.n.to_string()).unwrap_or_default(),
+        },
+        match over {
+            Over::Servers => s.workers[0].to_string(),
+            Over::Workers => answer.map(|e| e.n.to_string()).unwrap_or_default(),
+        },
+        s.arrival[0].text().to_string(),
+        num(s.load[0].value()),
+        s.service[0].text().to_string(),
+        target.to_string(),
+        over.name().to_string(),
+        answer.map(|e| e.n.to_string()).unwrap_or_default(),
+        answer.map(|e| e.how.to_string()).unwrap_or_default(),
+        value(answer),
+        opt(answer.and_then(|e| e.ci95)),
+        nb.map(|e| e.n.to_string()).unwrap_or_default(),
+        nb.map(|e| e.how.to_string()).unwrap_or_default(),
+        value(nb),
+        opt(nb.and_then(|e| e.ci95)),
+        found.verdict.to_string(),
+        found.evaluations.len().to_string(),
+    ]
+}
+
+/// The table `qsweep size` prints: one line per case and target.
+fn size_summary(table: &Table, spec: &Spec, over: qsweep::size::Over) -> String {
+    let col = |name: &str| table.header.iter().position(|h| h == name).expect("column");
+    let mut shown: Vec<&str> = vec!["routing"];
+    if spec.routing.iter().any(|r| r.takes_choices()) {
+        shown.push("choices");
+    }
+    let varies = |name: &str| {
+        let i = col(name);
+        table.rows.iter().any(|r| r[i] != table.rows[0][i])
+    };
+    let fixed = match over {
+        qsweep::size::Over::Servers => "workers",
+        qsweep::size::Over::Workers => "servers",
+    };
+    for c in ["routers", fixed, "arrival", "lambda", "service"] {
+        if varies(c) {
+            shown.push(c);
+        }
+    }
+    let head: Vec<String> = shown
+        .iter()
+        .map(|s| s.to_string())
+        .chain([
+            "target".to_string(),
+            over.name().to_string(),
+            "at the answer".to_string(),
+            "at one fewer".to_string(),
+            "resolved".to_string(),
+        ])
+        .collect();
+    let rows: Vec<Vec<String>> = table
+        .rows
+        .iter()
+        .map(|r| {
+            let at = |v: &str, ci: &str, how: &str| match (how, ci) {
+                ("", _) => String::new(),
+                ("unstable" | "overflow", _) => how.to_string(),
+                ("simulated", "") => format!("{v} (no CI)"),
+                ("simulated", ci) => format!("{v} ± {ci}"),
+                (_, _) => format!("{v} ({how})"),
+            };
+            let mut line: Vec<String> = shown.iter().map(|c| r[col(c)].clone()).collect();
+            line.push(r[col("target")].clone());
+            line.push(match r[col("answer")].as_str() {
+                "" => "not met".into(),
+                n => n.into(),
+            });
+            line.push(at(
+                &r[col("metric_at_answer")],
+                &r[col("metric_at_answer_ci95")],
+                &r[col("method")],
+            ));
+            line.push(at(
+                &r[col("metric_at_neighbour")],
+                &r[col("metric_at_neighbour_ci95")],
+                &r[col("method_at_neighbour")],
+            ));
+            line.push(r[col("resolved")].clone());
+            line
+        })
+        .collect();
+    // Text left-aligned, the answer right-aligned.
+    let answer_col = shown.len() + 1;
+    let mut all = vec![head];
+    all.extend(rows);
+    let widths: Vec<usize> = (0..all[0].len())
+        .map(|c| all.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for r in &all {
+        let cells: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(c, v)| {
+                if c == answer_col {
+                    format!("{v:>w$}", w = widths[c])
+                } else {
+                    format!("{v:<w$}", w = widths[c])
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}

@@ -21,6 +21,7 @@ pub mod rng;
 pub mod routing;
 pub mod run;
 pub mod sampling;
+pub mod size;
 pub mod spec;
 pub mod stats;
 

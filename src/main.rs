@@ -41,6 +41,8 @@ enum Command {
     Merge(commands::MergeArgs),
     /// Measure customers/s of every policy on every backend, side by side
     Bench(commands::BenchArgs),
+    /// The smallest number of servers (or workers) at which each policy meets a target such as p99_wait<=0.1, at a given arrival rate: exact where theory is, else a search with simulations
+    Size(commands::SizeArgs),
     /// Convert a results CSV to JSON, Markdown or Parquet (or pick its columns)
     Export(commands::ExportArgs),
     /// Print a shell completion script for qsweep to stdout
@@ -61,6 +63,7 @@ fn main() -> ExitCode {
         Command::Merge(args) => commands::merge(&args),
         Command::Bench(args) => commands::bench(&args),
         Command::Export(args) => commands::export(&args),
+        Command::Size(args) => commands::size(&args),
         Command::Completions(args) => commands::completions::<Cli>(&args),
         Command::Man(args) => commands::man::<Cli>(&args),
         Command::Help(args) => commands::help::<Cli>(&args),

@@ -133,6 +133,13 @@ pub struct PointResult<'a> {
     pub converged: Option<bool>,
 }
 
+/// A point whose replications overflowed the dispatch kernel (see
+/// [`check_overflow`]): typed so that `qsweep size` can tell "the queue
+/// grew without bound here" from a failing engine.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct QueueOverflow(pub String);
+
 /// Fails when any of a point's replications overflowed the dispatch
 /// kernel's capacity (their numbers are meaningless).
 pub fn check_overflow(p: &PreparedPoint, reps: &[crate::contract::RepResult]) -> Result<()> {
@@ -143,7 +150,7 @@ pub fn check_overflow(p: &PreparedPoint, reps: &[crate::contract::RepResult]) ->
         .count();
     if overflowed > 0 {
         let g = &p.grid;
-        anyhow::bail!(
+        return Err(QueueOverflow(format!(
             "grid point {} (routing={} servers={} lambda={} rho={:.3}): the requests in \
              the system outgrew the dispatch kernel's capacity of {} in {overflowed} of \
              {n} replications; lower the load (or simulate fewer customers per \
@@ -154,7 +161,8 @@ pub fn check_overflow(p: &PreparedPoint, reps: &[crate::contract::RepResult]) ->
             g.lambda,
             g.rho,
             crate::contract::dispatch::capacity(g.servers)
-        );
+        ))
+        .into());
     }
     Ok(())
 }
