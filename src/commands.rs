@@ -155,7 +155,7 @@ pub fn run(args: &RunArgs, extras: &mut Extras) -> Result<()> {
     eprintln!(
         "qsweep: wrote {new_rows} rows{resumed} to {} in {:.1} s ({:.3e} customers/s on {}; {:.3e} \
          in the engine)",
-        session.out.display(),
+        extras.shown_out(&session.out),
         wall.elapsed().as_secs_f64(),
         rate,
         session.engines(),
@@ -339,6 +339,15 @@ impl Extras {
             );
         }
         Ok(())
+    }
+
+    /// Where the rows went, as the last line says it.
+    fn shown_out(&self, csv: &std::path::Path) -> String {
+        match (&self.stdout, &self.export) {
+            (Some(_), _) => "stdout".to_string(),
+            (None, Some((out, _))) => format!("{} and {}", csv.display(), out.display()),
+            (None, None) => csv.display().to_string(),
+        }
     }
 
     /// The summary table: on stdout, unless the CSV is there.

@@ -480,3 +480,23 @@ fn analytic_writes_other_formats_and_csv_to_stdout() {
         &[".xlsx"],
     );
 }
+
+#[test]
+fn units_are_recorded_in_the_meta_and_label_the_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    assert_ok(&run(d, &["-o", "r.csv", "--units", "ms"]));
+    assert!(read(&d.join("r.meta.json")).contains("units = \\\"ms\\\""));
+    assert_ok(&qsweep(d, &["plot", "r.csv", "-o", "r.svg"]));
+    let svg = read(&d.join("r.svg"));
+    assert!(svg.contains("mean wait (ms)"), "no unit in the axis title");
+    // --time-unit still wins.
+    assert_ok(&qsweep(
+        d,
+        &["plot", "r.csv", "-o", "s.svg", "--time-unit", "s"],
+    ));
+    assert!(read(&d.join("s.svg")).contains("mean wait (s)"));
+    assert_ok(&run(d, &["-o", "plain.csv"]));
+    assert_ok(&qsweep(d, &["plot", "plain.csv", "-o", "p.svg"]));
+    assert!(read(&d.join("p.svg")).contains("mean wait (time units)"));
+}
