@@ -173,6 +173,48 @@ pub fn axis_fields(p: &GridPoint) -> Vec<(usize, String)> {
         .collect()
 }
 
+/// The columns `--quantiles` appends after [`COLUMNS`], in the order given:
+/// `q{q}_wait` and its `q{q}_wait_ci95` for each `q`, `q` written as the
+/// shortest decimal that reads back to it (`0.9999` → `q0.9999_wait`).
+/// Distinct from the built-in `p99_wait` names, so `--quantiles 0.99`
+/// never clashes with them.
+pub fn quantile_columns(quantiles: &[f64]) -> Vec<String> {
+    quantiles
+        .iter()
+        .flat_map(|q| [format!("q{q}_wait"), format!("q{q}_wait_ci95")])
+        .collect()
+}
+
+/// The values of [`quantile_columns`] for one point, from its per-section
+/// wait histograms (`PointResult::hist`), by the same code as `p99_wait`
+/// and its CI ([`crate::stats::wait_percentile`]).
+pub fn quantile_fields(
+    quantiles: &[f64],
+    sections: &[Vec<u64>],
+    scale: f64,
+    max_wait: f64,
+) -> Vec<String> {
+    if quantiles.is_empty() {
+        return Vec::new();
+    }
+    let bins = crate::contract::HIST_BINS as usize;
+    let mut pooled = vec![0u64; bins];
+    for s in sections {
+        for (p, &c) in pooled.iter_mut().zip(s.iter()) {
+            *p += c;
+        }
+    }
+    let batches: Vec<&[u64]> = sections.iter().map(Vec::as_slice).collect();
+    quantiles
+        .iter()
+        .flat_map(|&q| {
+            let (estimate, ci) =
+                crate::stats::wait_percentile(&pooled, &batches, q, scale, max_wait);
+            [num(estimate), opt(ci)]
+        })
+        .collect()
+}
+
 /// Index of the column `name` in [`COLUMNS`].
 pub fn column_index(name: &str) -> Option<usize> {
     COLUMNS.iter().position(|c| *c == name)
@@ -400,6 +442,12 @@ impl CsvSink {
     /// Create `path`. An existing file is refused unless `force`, so no
     /// earlier result is ever overwritten silently.
     pub fn create(path: &Path, force: bool) -> Result<Self> {
+        Self::create_with(path, force, &[])
+    }
+
+    /// [`CsvSink::create`] with `extra` columns after [`COLUMNS`] in the
+    /// header (`--quantiles`).
+    pub fn create_with(path: &Path, force: bool, extra: &[String]) -> Result<Self> {
         let mut opts = OpenOptions::new();
         opts.write(true);
         if force {
@@ -436,26 +484,36 @@ impl CsvSink {
             file.set_len(0)
                 .with_context(|| format!("truncating {}", path.display()))?;
         }
-        Self::from_file(path, file, true)
+        Self::from_file(path, file, Some(extra))
     }
 
     /// Open an existing CSV to add rows after its last one (`--resume`). An
     /// empty file gets the header first. The caller has checked the file
     /// (see `resume::scan_csv`): its rows are whole and its header is ours.
     pub fn append(path: &Path) -> Result<Self> {
+        Self::append_with(path, &[])
+    }
+
+    /// [`CsvSink::append`] to a CSV with `extra` columns (`--quantiles`).
+    pub fn append_with(path: &Path, extra: &[String]) -> Result<Self> {
         let file = OpenOptions::new()
             .append(true)
             .open(path)
             .map_err(|e| UsageError(format!("out: cannot open '{}': {e}", path.display())))?;
         let empty = file.metadata()?.len() == 0;
-        Self::from_file(path, file, empty)
+        Self::from_file(path, file, empty.then_some(extra))
     }
 
-    /// A sink writing to `file`, starting with the header when `header`.
-    fn from_file(path: &Path, file: File, header: bool) -> Result<Self> {
+    /// A sink writing to `file`, starting with the header (with `extra`
+    /// columns) when `header` is given.
+    fn from_file(path: &Path, file: File, header: Option<&[String]>) -> Result<Self> {
         let mut writer = csv::Writer::from_writer(file);
-        if header {
-            writer.write_record(COLUMNS)?;
+        if let Some(extra) = header {
+            let names = COLUMNS
+                .iter()
+                .copied()
+                .chain(extra.iter().map(String::as_str));
+            writer.write_record(names)?;
             writer.flush()?;
         }
         Ok(Self {
@@ -494,12 +552,16 @@ impl CsvSink {
     }
 }
 
-/// The aligned table printed after a run: the columns a reader checks first.
+/// The aligned table printed after a run: the columns a reader checks first,
+/// and every other axis whose values vary between the rows (choices,
+/// routers, workers, arrival, lambda, service), so no two rows look alike.
 pub fn summary_table(rows: &[Vec<String>]) -> String {
-    const SHOWN: [&str; 10] = [
-        "point",
-        "routing",
-        "servers",
+    const FIRST: [&str; 3] = ["point", "routing", "servers"];
+    /// Shown only when their values vary, in grid order.
+    const VARYING: [&str; 6] = [
+        "choices", "routers", "workers", "arrival", "lambda", "service",
+    ];
+    const LAST: [&str; 7] = [
         "rho",
         "mean_wait",
         "mean_wait_ci95",
@@ -508,11 +570,25 @@ pub fn summary_table(rows: &[Vec<String>]) -> String {
         "analytic_mean_wait",
         "rel_err_mean_wait",
     ];
-    let idx: Vec<usize> = SHOWN
+    let varies = |name: &str| {
+        let i = column_index(name).expect("known column");
+        let mut values = rows.iter().map(|r| r.get(i));
+        let first = values.next();
+        values.any(|v| v != first.flatten())
+    };
+    let shown: Vec<&str> = FIRST
+        .iter()
+        .copied()
+        .chain(VARYING.iter().copied().filter(|c| varies(c)))
+        .chain(LAST)
+        .collect();
+    // Text columns read best left-aligned (the first three as always).
+    let left = |c: usize| c < FIRST.len() || matches!(shown[c], "arrival" | "service");
+    let idx: Vec<usize> = shown
         .iter()
         .map(|c| column_index(c).expect("known column"))
         .collect();
-    let mut table: Vec<Vec<String>> = vec![SHOWN.iter().map(|s| s.to_string()).collect()];
+    let mut table: Vec<Vec<String>> = vec![shown.iter().map(|s| s.to_string()).collect()];
     for r in rows {
         table.push(
             idx.iter()
@@ -520,8 +596,14 @@ pub fn summary_table(rows: &[Vec<String>]) -> String {
                 .collect(),
         );
     }
-    let widths: Vec<usize> = (0..SHOWN.len())
-        .map(|c| table.iter().map(|r| r[c].len()).max().unwrap_or(0))
+    let widths: Vec<usize> = (0..shown.len())
+        .map(|c| {
+            table
+                .iter()
+                .map(|r| r[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = String::new();
     for r in &table {
@@ -529,7 +611,7 @@ pub fn summary_table(rows: &[Vec<String>]) -> String {
             .iter()
             .enumerate()
             .map(|(c, v)| {
-                if c < 3 {
+                if left(c) {
                     format!("{v:<w$}", w = widths[c])
                 } else {
                     format!("{v:>w$}", w = widths[c])
@@ -632,6 +714,56 @@ mod tests {
         assert_eq!(num(150.0), "150");
         assert_eq!(num(2.5e-9), "2.500000e-9");
         assert_eq!(num(f64::NAN), "");
+    }
+
+    #[test]
+    fn the_summary_shows_every_axis_that_varies() {
+        let row = |point: &str, workers: &str, service: &str| {
+            let mut r = vec![String::new(); COLUMNS.len()];
+            for (name, v) in [
+                ("point", point),
+                ("routing", "random"),
+                ("servers", "4"),
+                ("workers", workers),
+                ("lambda", "2"),
+                ("service", service),
+                ("mean_wait", "0.5"),
+            ] {
+                r[column_index(name).unwrap()] = v.to_string();
+            }
+            r
+        };
+        let same = summary_table(&[row("0", "1", "exp"), row("1", "1", "exp")]);
+        let header = same.lines().next().unwrap();
+        assert!(
+            header.starts_with("point  routing  servers  rho  mean_wait"),
+            "{same}"
+        );
+        let varied = summary_table(&[row("0", "1", "exp"), row("1", "2", "det(value=1)")]);
+        let header: Vec<&str> = varied.lines().next().unwrap().split_whitespace().collect();
+        assert_eq!(
+            header[..6],
+            ["point", "routing", "servers", "workers", "service", "rho"],
+            "{varied}"
+        );
+        assert!(
+            varied.lines().nth(2).unwrap().contains("det(value=1)"),
+            "{varied}"
+        );
+    }
+
+    #[test]
+    fn quantile_columns_are_named_by_their_probability() {
+        assert_eq!(
+            quantile_columns(&[0.5, 0.9999]),
+            [
+                "q0.5_wait",
+                "q0.5_wait_ci95",
+                "q0.9999_wait",
+                "q0.9999_wait_ci95"
+            ]
+        );
+        assert!(quantile_fields(&[], &[], 1.0, 1.0).is_empty());
     }
 
     #[test]

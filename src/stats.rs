@@ -635,6 +635,23 @@ impl CdfTable {
     }
 }
 
+/// The `q` quantile of the wait and its 95% CI half-width, from the pooled
+/// histogram `pooled` and the per-section histograms `batches`: the one
+/// percentile path ([`wait_percentile_ci`]), for `--quantiles` columns as
+/// for the built-in ones. `scale` and `max_wait` as in [`hist_quantile`];
+/// 0 for an empty histogram.
+pub fn wait_percentile(
+    pooled: &[u64],
+    batches: &[&[u64]],
+    q: f64,
+    scale: f64,
+    max_wait: f64,
+) -> (f64, Option<f64>) {
+    let estimate = hist_quantile(pooled, q, scale, max_wait).unwrap_or(0.0);
+    let ci = wait_percentile_ci(q, estimate, batches, pooled, scale, max_wait);
+    (estimate, ci.map(|c| c.half_width(estimate)))
+}
+
 /// Statistics from one point's replications and its histogram batches
 /// (`batches` slices of `HIST_BINS` wait counts). `scale` is
 /// the histogram scale (1 / `inv_hist_scale`); `service_cdf` is the service

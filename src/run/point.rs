@@ -127,6 +127,9 @@ pub fn baseline(g: &GridPoint) -> Baseline {
 pub struct PointResult<'a> {
     pub point: &'a PreparedPoint,
     pub stats: PointStats,
+    /// The point's wait histograms, one per section (`HIST_BINS` counts
+    /// each, scaled by `point.scale`): for `--quantiles` and `--hist`.
+    pub hist: Vec<Vec<u64>>,
     pub seconds: f64,
     /// Under `precision`: whether the CIs reached it (false: the point hit
     /// `max_customers`). None for runs of fixed length.

@@ -82,6 +82,9 @@ pub struct Scanned {
     /// Rows of failed points (an `error` column that is set), among
     /// `rows`: (point, the row's byte range in the file).
     pub failed: Vec<(u32, std::ops::Range<u64>)>,
+    /// Columns after the standard ones (`--quantiles`), as the header names
+    /// them.
+    pub extra: Vec<String>,
 }
 
 /// The axis columns a row of point `i` must hold: (column index, value).
@@ -105,19 +108,45 @@ pub struct Expect<'a> {
 pub fn scan_csv(path: &Path, expect: &Expect<'_>) -> Result<Scanned> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read '{}'", path.display()))?;
     let shown = path.display();
-    let header = format!("{}\n", COLUMNS.join(","));
+    let standard = COLUMNS.join(",");
     let mut out = Scanned::default();
-    if bytes.len() < header.len() && header.as_bytes().starts_with(&bytes) {
+    if bytes.len() <= standard.len() && standard.as_bytes().starts_with(&bytes) {
         out.no_header = true;
         return Ok(out);
     }
-    if !bytes.starts_with(header.as_bytes()) {
-        return Err(UsageError(format!(
+    let not_header = || -> anyhow::Error {
+        UsageError(format!(
             "'{shown}': line 1 is not the header qsweep writes; expected a results CSV from \
              qsweep run (same version)"
         ))
-        .into());
-    }
+        .into()
+    };
+    let first_line = match bytes.iter().position(|&b| b == b'\n') {
+        Some(nl) => &bytes[..nl],
+        None => {
+            // A header cut short in its `--quantiles` columns.
+            if bytes.starts_with(standard.as_bytes()) && bytes[standard.len()] == b',' {
+                out.no_header = true;
+                return Ok(out);
+            }
+            return Err(not_header());
+        }
+    };
+    // The standard columns, then any `--quantiles` columns (q…_wait).
+    let extra: Vec<String> = std::str::from_utf8(first_line)
+        .ok()
+        .and_then(|l| l.strip_prefix(standard.as_str()))
+        .and_then(|rest| match rest {
+            "" => Some(Vec::new()),
+            _ => rest
+                .strip_prefix(',')
+                .map(|r| r.split(',').map(str::to_string).collect()),
+        })
+        .filter(|e: &Vec<String>| e.iter().all(|c| c.starts_with('q') && c.contains("_wait")))
+        .ok_or_else(not_header)?;
+    let header = format!("{}\n", String::from_utf8_lossy(first_line));
+    let width = COLUMNS.len() + extra.len();
+    out.extra = extra;
     let body = &bytes[header.len()..];
     out.good_len = header.len() as u64;
     let mut rdr = csv::ReaderBuilder::new()
@@ -149,16 +178,15 @@ pub fn scan_csv(path: &Path, expect: &Expect<'_>) -> Result<Scanned> {
         // The reader skips blank lines: find where this record starts.
         let start = start + body[start..end].iter().take_while(|&&b| b == b'\n').count();
         let whole = end > 0 && body[end - 1] == b'\n';
-        if !whole || rec.len() != COLUMNS.len() {
+        if !whole || rec.len() != width {
             if at_end {
                 out.torn = Some((line, (end - start) as u64));
                 break;
             }
             return Err(UsageError(format!(
-                "'{shown}': line {line} has {} fields; expected {} (the file is damaged; only \
-                 its last line may be cut short)",
+                "'{shown}': line {line} has {} fields; expected {width} (the file is damaged; \
+                 only its last line may be cut short)",
                 rec.len(),
-                COLUMNS.len()
             ))
             .into());
         }

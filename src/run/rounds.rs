@@ -361,6 +361,7 @@ pub fn run_points_until<'p>(
                 on_point(PointResult {
                     point: p,
                     stats: std::mem::take(&mut st.stats),
+                    hist: std::mem::take(&mut st.hist),
                     seconds: st.seconds,
                     converged: p.precision.filter(|_| error.is_none()).map(|_| ok),
                     max_in_system: dispatch::can_overflow(&p.params).then_some(st.max_in_system),
@@ -368,7 +369,6 @@ pub fn run_points_until<'p>(
                 })?;
                 // Free the point's replications.
                 st.reps = Vec::new();
-                st.hist = Vec::new();
                 reported += 1;
             }
         }

@@ -230,6 +230,19 @@ impl Session {
             axes: Some(&axes),
         };
         let scanned = scan_csv(out, &expect)?;
+        let extra = crate::output::quantile_columns(&self.spec.run.quantiles);
+        if !scanned.no_header && scanned.extra != extra {
+            let show = |c: &[String]| match c {
+                [] => "none".to_string(),
+                c => c.join(","),
+            };
+            return Err(usage(format!(
+                "--resume: '{}' has the extra columns {}, this run writes {}; expected the                  --quantiles it was started with",
+                out.display(),
+                show(&scanned.extra),
+                show(&extra)
+            )));
+        }
         self.scanned = scanned;
         if old.is_none() && !self.scanned.rows.is_empty() {
             return Err(usage(format!(
@@ -280,7 +293,7 @@ impl Session {
                     &mut self.scanned,
                 )?);
             }
-            CsvSink::append(&self.out)?
+            CsvSink::append_with(&self.out, &self.extra_columns())?
         } else {
             if self.resume_requested {
                 say(&format!(
@@ -288,7 +301,7 @@ impl Session {
                     self.out.display()
                 ));
             }
-            CsvSink::create(self.csv_path(), self.spec.run.force)?
+            CsvSink::create_with(self.csv_path(), self.spec.run.force, &self.extra_columns())?
         };
         self.sink = Some(sink);
 
@@ -430,7 +443,13 @@ impl Session {
             max_in_system: r.max_in_system,
             error: r.error.as_deref(),
         };
-        let fields = row.fields();
+        let mut fields = row.fields();
+        fields.extend(crate::output::quantile_fields(
+            &self.spec.run.quantiles,
+            &r.hist,
+            r.point.scale,
+            r.stats.max_wait,
+        ));
         self.sink
             .as_mut()
             .expect("Session::begin opened the CSV")
@@ -443,6 +462,11 @@ impl Session {
         self.rows.push(fields);
         super::interrupt::set_abort_rows(self.rows.len() as u64, self.new_rows());
         Ok(self.rows.last().expect("just pushed"))
+    }
+
+    /// The columns after the standard ones (`--quantiles`).
+    pub fn extra_columns(&self) -> Vec<String> {
+        crate::output::quantile_columns(&self.spec.run.quantiles)
     }
 
     /// The CSV this run writes: the output, or `OUT.partial` under
@@ -784,6 +808,8 @@ fn load_from_meta(path: &Path, a: &SweepArgs) -> Result<(Spec, Option<Shard>, St
         ("max-customers", a.max_customers.is_some()),
         ("seed", a.seed.is_some()),
         ("allow-unstable", a.allow_unstable),
+        ("units", a.units.is_some()),
+        ("quantiles", a.quantiles.is_some()),
     ] {
         if set {
             given.push(format!("--{name}"));

@@ -124,10 +124,10 @@ impl Spec {
     }
 
     /// What the user may not expect of this grid, said once before a run:
-    /// an axis that does not apply to some (or any) of its policies, and
+    /// the values each axis range expands to, an axis that does not apply to some (or any) of its policies, and
     /// `pod` samples capped at the number of servers.
     pub fn notes(&self) -> Vec<String> {
-        let mut notes = Vec::new();
+        let mut notes: Vec<String> = self.ranges.0.iter().map(|e| e.describe()).collect();
         let names = |pick: fn(Routing) -> bool| -> Vec<String> {
             self.routing
                 .iter()

@@ -30,6 +30,7 @@ use crate::routing::Routing;
 mod axes;
 mod flags;
 mod grid;
+mod ranges;
 mod settings;
 mod sources;
 #[cfg(test)]
@@ -39,7 +40,8 @@ mod values;
 pub use axes::{DEFAULT_CHOICES, DEFAULT_ROUTERS, SWEEP_KEYS};
 pub use flags::SweepArgs;
 pub use grid::LAMBDA_RANGE;
-pub use settings::{RunSettings, DEFAULT_MAX_CUSTOMERS};
+pub use ranges::{Expansion, RANGE_FORMS};
+pub use settings::{units_in_toml, RunSettings, DEFAULT_MAX_CUSTOMERS, TIME_UNITS};
 
 use settings::write_run_table;
 use sources::Raw;
@@ -102,6 +104,20 @@ pub struct Spec {
     pub run: RunSettings,
     /// [`SEED_SOURCE`] or the spec file's path.
     pub source: String,
+    /// The axis ranges it was written with (`rho = "0.5:0.95:0.05"`).
+    pub ranges: Ranges,
+}
+
+/// How a spec's axes were written as ranges, for the notes a run shows.
+/// Not part of a spec's identity: a range and the list it expands to are
+/// the same spec (equal, with one canonical TOML and hash).
+#[derive(Clone, Debug, Default)]
+pub struct Ranges(pub Vec<Expansion>);
+
+impl PartialEq for Ranges {
+    fn eq(&self, _: &Ranges) -> bool {
+        true
+    }
 }
 
 /// One point of the grid, with its load resolved.

@@ -73,7 +73,19 @@ pub struct RunSettings {
     pub backend: Backend,
     /// Substring of the GPU adapter name to use.
     pub adapter: Option<String>,
+    /// The time unit the spec's times and rates are written in (one of
+    /// [`TIME_UNITS`]); recorded in the `.meta.json` and used by plots for
+    /// axis labels. `None`: not said.
+    pub units: Option<String>,
+    /// Extra wait quantiles, each adding the columns `q{q}_wait` and
+    /// `q{q}_wait_ci95` (see `output::quantile_columns`); empty: none.
+    pub quantiles: Vec<f64>,
 }
+
+/// The time units a spec may declare (`units = "ms"`). Only a label: the
+/// numbers are simulated as written, so λ is per this unit and every time
+/// in the CSV is in it.
+pub const TIME_UNITS: [&str; 7] = ["s", "ms", "us", "µs", "ns", "min", "h"];
 
 impl Default for RunSettings {
     fn default() -> Self {
@@ -91,6 +103,8 @@ impl Default for RunSettings {
             force: false,
             backend: Backend::Auto,
             adapter: None,
+            units: None,
+            quantiles: Vec::new(),
         }
     }
 }
@@ -371,7 +385,64 @@ pub(super) const RUN_SETTINGS: &[RunSetting] = &[
         },
         write: |r| r.adapter.as_deref().map(toml_str),
     },
+    RunSetting {
+        key: "units",
+        flag: "units",
+        expected: "a time unit: s, ms, us, µs, ns, min or h (the unit of the spec's times)",
+        listed_at: 11,
+        flag_value: |a| a.units.as_deref().map(Given::Text),
+        set: |r, v| {
+            let u = v.text()?.trim();
+            r.units = Some(TIME_UNITS.iter().find(|&&t| t == u)?.to_string());
+            Some(())
+        },
+        // Written only when set, so specs without it keep their hash.
+        write: |r| r.units.as_deref().map(toml_str),
+    },
+    RunSetting {
+        key: "quantiles",
+        flag: "quantiles",
+        expected: "a list of probabilities between 0 and 1, each once (e.g. 0.5,0.99,0.9999)",
+        listed_at: 12,
+        flag_value: |a| a.quantiles.as_deref().map(Given::Text),
+        set: |r, v| {
+            let qs: Vec<f64> = match v {
+                Given::Toml(DeValue::Array(items)) => items
+                    .iter()
+                    .map(|i| de_float(i.get_ref()))
+                    .collect::<Option<_>>()?,
+                Given::Toml(other) => vec![de_float(other)?],
+                _ => v
+                    .text()?
+                    .split(',')
+                    .map(|s| s.trim().parse::<f64>().ok())
+                    .collect::<Option<_>>()?,
+            };
+            let ok = |q: &f64| q.is_finite() && *q > 0.0 && *q < 1.0;
+            let once = |i: usize| !qs[..i].contains(&qs[i]);
+            if qs.is_empty() || !qs.iter().all(ok) || !(0..qs.len()).all(once) {
+                return None;
+            }
+            r.quantiles = qs;
+            Some(())
+        },
+        // Written only when set, so specs without it keep their hash.
+        write: |r| {
+            (!r.quantiles.is_empty()).then(|| {
+                let items: Vec<String> = r.quantiles.iter().map(|&q| toml_float(q)).collect();
+                format!("[{}]", items.join(", "))
+            })
+        },
+    },
 ];
+
+/// The `units` a spec's canonical TOML (a `.meta.json`'s `spec_toml`)
+/// declares, if any.
+pub fn units_in_toml(text: &str) -> Option<String> {
+    let doc: toml::Table = text.parse().ok()?;
+    let units = doc.get("run")?.get("units")?.as_str()?;
+    TIME_UNITS.contains(&units).then(|| units.to_string())
+}
 
 /// Whether `key` is a `[run]` key (for "it belongs in [run]" hints).
 pub(super) fn is_run_key(key: &str) -> bool {
