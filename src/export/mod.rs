@@ -43,6 +43,14 @@ impl Format {
     /// formats existed), and so is `.partial` (the CSV a `--force` run
     /// writes until it completes, which its resume command names).
     pub fn of_path(path: &Path) -> Result<Format, UsageError> {
+        if path.to_string_lossy().ends_with(".meta.json") {
+            // Another run's provenance must never be overwritten by an export.
+            return Err(UsageError(format!(
+                "out: '{}' is a .meta.json name; expected a results file (its .meta.json is \
+                 written beside it)",
+                path.display()
+            )));
+        }
         let ext = path
             .extension()
             .map(|e| e.to_string_lossy().to_ascii_lowercase());
