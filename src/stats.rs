@@ -346,6 +346,18 @@ pub fn percentile_ci(
     Some(PercentileCi { lo, hi })
 }
 
+/// The sections that hold customers, and how many each holds: the
+/// clusters [`percentile_ci`] weighs (an empty section says nothing).
+fn nonempty_sections<'a>(sections: &[&'a [u64]]) -> (Vec<&'a [u64]>, Vec<f64>) {
+    let kept: Vec<&[u64]> = sections
+        .iter()
+        .copied()
+        .filter(|s| s.iter().any(|&c| c > 0))
+        .collect();
+    let weights = kept.iter().map(|s| s.iter().sum::<u64>() as f64).collect();
+    (kept, weights)
+}
+
 /// [`percentile_ci`] of a wait percentile from the sections' histograms
 /// (`HIST_BINS` counts each, scaled by `scale`; `pooled` is their sum) and
 /// the largest wait `max`. Empty sections are left out.
@@ -357,15 +369,7 @@ pub fn wait_percentile_ci(
     scale: f64,
     max: f64,
 ) -> Option<PercentileCi> {
-    let sections: Vec<&[u64]> = sections
-        .iter()
-        .copied()
-        .filter(|s| s.iter().any(|&c| c > 0))
-        .collect();
-    let weights: Vec<f64> = sections
-        .iter()
-        .map(|s| s.iter().sum::<u64>() as f64)
-        .collect();
+    let (sections, weights) = nonempty_sections(sections);
     let cdf = |i: usize, t: f64| hist_cdf(sections[i], t, scale, max);
     let quantile = |p: f64| hist_quantile(pooled, p, scale, max).unwrap_or(0.0);
     percentile_ci(q, estimate, &weights, &cdf, &quantile)
@@ -479,20 +483,7 @@ pub fn convolved_quantile(
     if total == 0 {
         return None;
     }
-    let atoms: Vec<(f64, f64)> = wait_counts
-        .iter()
-        .enumerate()
-        .filter(|(_, &c)| c > 0)
-        .map(|(bin, &c)| {
-            let (lo, hi) = hist_bin_edges(bin as u32);
-            let hi = if bin as u32 == HIST_OVERFLOW_BIN {
-                (max_wait / scale).max(lo)
-            } else {
-                hi
-            };
-            (0.5 * (lo + hi) * scale, c as f64 / total as f64)
-        })
-        .collect();
+    let atoms = wait_atoms(wait_counts, scale, max_wait);
     let cdf = |t: f64| -> f64 { atoms.iter().map(|&(w, p)| p * service_cdf(t - w)).sum() };
     let (mut lo, mut hi) = (0.0f64, hi.max(f64::MIN_POSITIVE));
     if cdf(hi) < q {
@@ -548,15 +539,7 @@ pub fn sojourn_percentile_ci(
     service_cdf: &dyn Fn(f64) -> f64,
     hi: f64,
 ) -> Option<PercentileCi> {
-    let sections: Vec<&[u64]> = sections
-        .iter()
-        .copied()
-        .filter(|s| s.iter().any(|&c| c > 0))
-        .collect();
-    let weights: Vec<f64> = sections
-        .iter()
-        .map(|s| s.iter().sum::<u64>() as f64)
-        .collect();
+    let (sections, weights) = nonempty_sections(sections);
     let atoms: Vec<Vec<(f64, f64)>> = sections
         .iter()
         .map(|s| wait_atoms(s, scale, max_wait))
