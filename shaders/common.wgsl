@@ -32,6 +32,10 @@ struct PointParams {
     inv_hist_scale: f32,
     choices: u32,
     routers: u32,
+    ln_keep: f32,
+    capacity: u32,
+    _pad0: u32,
+    _pad1: u32,
 }
 
 struct Tile {
@@ -51,6 +55,7 @@ struct RepResult {
     mean_interarrival: f32,
     customers: u32,
     status: u32,
+    max_in_system: u32,
 }
 
 // Which part of the batch this dispatch covers (filled per pass by

@@ -14,9 +14,13 @@
 // iterations per invocation; see src/engine/gpu/plan.rs).
 //
 // Passes: each pass runs until `info.end` requests have been dispatched
-// (warm-up included); the heap size, that count and a "cut short" flag are
-// kept in the state's header between passes, the stream, recorder, time and
-// rebase counter in lane_state.
+// (warm-up included); the heap size, that count, a "cut short" flag, the
+// most requests held so far and the requests waiting at routers are kept in the state's header between passes,
+// the stream, recorder, time and rebase counter in lane_state.
+//
+// The capacity (heap slots, and slots of each router queue) is the point's
+// (`dispatch_capacity`); a replication that outgrows it stops with
+// STATUS_QUEUE_OVERFLOW and the host re-runs it with more room.
 
 @group(0) @binding(6) var<storage, read_write> dstate: array<u32>;
 
@@ -45,9 +49,12 @@ var<private> o_routers: u32;
 var<private> o_router_words: u32;
 var<private> o_queues: u32;
 var<private> o_qmeta: u32;
-// Heap size and requests dispatched so far.
+// Heap size, requests dispatched so far, requests waiting at the routers
+// (central) and the most requests held at once.
 var<private> hp_n: u32;
 var<private> done: u32;
+var<private> queued: u32;
+var<private> peak: u32;
 
 fn ld(i: u32) -> u32 {
     return dstate[i * d_stride + d_lane];
@@ -68,6 +75,17 @@ fn stf(i: u32, v: f32) {
 // Uniform integer in [0, m) from one word: (word * m) >> 32.
 fn below(word: u32, m: u32) -> u32 {
     return mul_hi_lo(word, m).x;
+}
+
+// Twin of `PointParams::dispatch_capacity`.
+fn dispatch_capacity(p: PointParams) -> u32 {
+    return select(p.capacity, 2u * max(p.servers, 1u) + DISPATCH_CAPACITY_SLACK, p.capacity == 0u);
+}
+
+// Twin of `contract::dispatch::rebase_due`.
+fn rebase_due(since: u32, period: u32, in_system: u32) -> bool {
+    let first = 2u * d_r + DISPATCH_CAPACITY_SLACK;
+    return since >= max(period, select(0u, in_system - first, in_system > first));
 }
 
 fn effective_choices(p: PointParams) -> u32 {
@@ -357,6 +375,7 @@ fn run_system(p: PointParams, end: u32, total: u32, clock: Clock) -> Clock {
                     let gap = ldf(slot + 2u);
                     st(o_qmeta + 2u * k, (head + 1u) % d_h);
                     st(o_qmeta + 2u * k + 1u, len - 1u);
+                    queued -= 1u;
                     let at_server = max(ldf(o_free + s) - dt, 0.0);
                     let leaves = dt + at_server + service;
                     stf(o_free + s, leaves);
@@ -374,7 +393,7 @@ fn run_system(p: PointParams, end: u32, total: u32, clock: Clock) -> Clock {
             break;
         }
         since += 1u;
-        if (since == period) {
+        if (rebase_due(since, period, hp_n + queued)) {
             rebase(t);
             t = 0.0;
             since = 0u;
@@ -408,7 +427,9 @@ fn run_system(p: PointParams, end: u32, total: u32, clock: Clock) -> Clock {
             stf(slot + 1u, service);
             stf(slot + 2u, a);
             st(o_qmeta + 2u * k + 1u, len + 1u);
+            queued += 1u;
         }
+        peak = max(peak, hp_n + queued);
     }
     return Clock(t, since);
 }
@@ -422,7 +443,7 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
     d_stride = info.lanes;
     d_r = max(p.servers, 1u);
     d_k = max(p.routers, 1u);
-    d_h = 2u * d_r + DISPATCH_CAPACITY_SLACK;
+    d_h = dispatch_capacity(p);
     d_policy = p.route_n;
     d_buckets = d_policy != DISPATCH_POD;
     o_free = DISPATCH_HEADER_WORDS;
@@ -444,12 +465,16 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
         rec_init(p.inv_hist_scale);
         hp_n = 0u;
         done = 0u;
+        peak = 0u;
+        queued = 0u;
     } else {
         let saved = state_load(slot_lane, p.inv_hist_scale);
         clock = Clock(saved.x, saved.since_rebase);
         hp_n = ld(0u);
         done = ld(1u);
         flags = ld(2u);
+        peak = ld(3u);
+        queued = ld(4u);
     }
     let end = min(info.end, total);
     if (flags == 0u && (rng_status & STATUS_QUEUE_OVERFLOW) == 0u) {
@@ -466,12 +491,18 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
         }
     }
     if (end == total) {
-        results[result_index] = rec_finish(p.customers);
+        var r = rec_finish(p.customers);
+        if (d_policy != DISPATCH_LWL) {
+            r.max_in_system = peak;
+        }
+        results[result_index] = r;
     } else {
         state_store(slot_lane, clock.t, 0.0, clock.since);
         st(0u, hp_n);
         st(1u, done);
         st(2u, flags);
+        st(3u, peak);
+        st(4u, queued);
     }
 }
 

@@ -72,7 +72,37 @@ fn uniform_closed0() -> f32 {
     return f32(next_u32() >> 8u) * (1.0 / 16777216.0);
 }
 
-// Uniform on (0, 1), symmetric about 1/2.
-fn uniform_open() -> f32 {
-    return (f32(next_u32() >> 9u) + 0.5) * (1.0 / 8388608.0);
+// The last word the full-range uniform drew: its bit 0 is unused (the
+// normal's sign).
+var<private> rng_last: u32;
+
+// The full-range uniform on [2^-65, 1) (see Stream::uniform_full in
+// src/rng.rs): one word on the common path, a second with probability 2^-9.
+fn uniform_full() -> f32 {
+    let w = next_u32();
+    if (w >= FULL_RARE) {
+        rng_last = w;
+        return f32(w >> 8u) * (1.0 / 16777216.0);
+    }
+    let w2 = next_u32();
+    rng_last = w2;
+    return uniform_full_rare(w, w2);
+}
+
+// The rare path: the leading zeros of the 64-bit fraction w1:w2 set the
+// binade, the 23 bits after the leading one the mantissa.
+fn uniform_full_rare(w1: u32, w2: u32) -> f32 {
+    var k: u32;
+    var m: u32;
+    if (w1 != 0u) {
+        k = countLeadingZeros(w1);
+        let hi = (w1 << k) | (w2 >> (32u - k));
+        m = (hi >> 8u) & 0x7fffffu;
+    } else {
+        let v = w2 & 0xfffffffeu;
+        let k2 = countLeadingZeros(v);
+        k = 32u + k2;
+        m = ((v << (k2 & 31u)) >> 8u) & 0x7fffffu;
+    }
+    return bitcast<f32>(((126u - k) << 23u) | m);
 }

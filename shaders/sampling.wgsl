@@ -7,10 +7,16 @@
 
 var<private> rng_status: u32;
 
-// sqrt(2) * erfinv(2u - 1), Giles (2011).
-fn normal_quantile(u: f32) -> f32 {
-    let x = 2.0 * u - 1.0;
-    var w = -log(4.0 * u * (1.0 - u));
+// Giles' w = -ln(1 - x^2) at x = 1 - u, as -ln(u (2 - u)).
+fn giles_w(u: f32) -> f32 {
+    return -log(u * (2.0 - u));
+}
+
+// |Z| of a standard normal at two-sided tail probability u:
+// sqrt(2) erfinv(1 - u), Giles (2011), with the far-tail branch of
+// normal_abs_far in src/sampling.rs for w >= FAR_W.
+fn normal_abs(u: f32) -> f32 {
+    var w = giles_w(u);
     var p: f32;
     if (w < 5.0) {
         w = w - 2.5;
@@ -23,7 +29,7 @@ fn normal_quantile(u: f32) -> f32 {
         p = -4.1776816e-3 + p * w;
         p = 2.4664073e-1 + p * w;
         p = 1.5014094 + p * w;
-    } else {
+    } else if (w < FAR_W) {
         w = sqrt(w) - 3.0;
         p = -2.0021426e-4;
         p = 1.0095056e-4 + p * w;
@@ -34,12 +40,41 @@ fn normal_quantile(u: f32) -> f32 {
         p = 9.4388705e-3 + p * w;
         p = 1.001674 + p * w;
         p = 2.8329768 + p * w;
+    } else {
+        w = sqrt(w) - 5.5;
+        p = 2.681795e-6;
+        p = -1.19402175e-5 + p * w;
+        p = 3.944894e-5 + p * w;
+        p = -1.0069849e-4 + p * w;
+        p = -3.6785132e-4 + p * w;
+        p = 1.0100325 + p * w;
+        p = 5.354999 + p * w;
     }
-    return 1.4142135 * p * x;
+    return 1.4142135 * p * (1.0 - u);
+}
+
+// A standard normal: a full-range uniform for |Z|, its spare bit for the sign.
+fn normal() -> f32 {
+    let z = normal_abs(uniform_full());
+    return bitcast<f32>(bitcast<u32>(z) ^ ((rng_last & 1u) << 31u));
+}
+
+// ln(1 - v), accurate where 1 - v rounds (see ln_1m in src/sampling.rs).
+fn ln_1m(v: f32) -> f32 {
+    var p = 1.0 / 7.0;
+    p = 1.0 / 6.0 + v * p;
+    p = 0.2 + v * p;
+    p = 0.25 + v * p;
+    p = 1.0 / 3.0 + v * p;
+    p = 0.5 + v * p;
+    p = 1.0 + v * p;
+    let series = -v * p;
+    let direct = log(1.0 - v);
+    return select(direct, series, v < 0.0625);
 }
 
 fn exponential(mean: f32) -> f32 {
-    return -mean * log(uniform_open0());
+    return -mean * log(uniform_full());
 }
 
 // Gamma(shape, scale), Marsaglia & Tsang (2000).
@@ -54,7 +89,7 @@ fn gamma(shape: f32, scale: f32) -> f32 {
     var result = d;
     var accepted = false;
     for (var i = 0u; i < GAMMA_MAX_TRIES; i++) {
-        let z = normal_quantile(uniform_open());
+        let z = normal();
         let v = 1.0 + c * z;
         let u = uniform_open0();
         if (v <= 0.0) {
@@ -71,8 +106,7 @@ fn gamma(shape: f32, scale: f32) -> f32 {
         rng_status |= STATUS_SAMPLER_BOUND;
     }
     if (boosted) {
-        let u = uniform_open0();
-        result *= exp(log(u) / shape);
+        result *= exp(ln_1m(uniform_full()) / shape);
     }
     return result * scale;
 }
@@ -83,7 +117,7 @@ fn erlang(m: u32, phase_mean: f32) -> f32 {
     }
     var log_sum = 0.0;
     for (var i = 0u; i < m; i++) {
-        log_sum += log(uniform_open0());
+        log_sum += log(uniform_full());
     }
     return -phase_mean * log_sum;
 }
@@ -105,21 +139,28 @@ fn draw_kind(kind: u32, law: Law) -> f32 {
     } else if (kind == LAW_GAMMA) {
         x = gamma(law.p.x, law.p.y);
     } else if (kind == LAW_HYPEREXP) {
-        let branch = uniform_closed0();
+        let branch = uniform_full();
         var mean = law.p.z;
         if (branch < law.p.x) {
             mean = law.p.y;
         }
         x = exponential(mean);
     } else if (kind == LAW_LOGNORMAL) {
-        x = exp(law.p.x + law.p.y * normal_quantile(uniform_open()));
+        x = exp(law.p.x + law.p.y * normal());
     } else if (kind == LAW_WEIBULL) {
-        let e = -log(uniform_open());
+        let e = -log(uniform_full());
         x = law.p.x * exp(law.p.y * log(e));
     } else if (kind == LAW_PARETO) {
-        let q = 1.0 - exp(law.p.x * log(law.p.y / law.p.z));
-        let u = uniform_closed0();
-        x = law.p.y * exp(-log(1.0 - u * q) / law.p.x);
+        // p = (alpha, L, (L/H)^alpha, 1 - (L/H)^alpha), from f64 on the host.
+        // ln(h + u q), as ln(1 - q (1 - u)) when q < 1/2 (see pareto_of).
+        let u = uniform_full();
+        var ln_r: f32;
+        if (law.p.w < 0.5) {
+            ln_r = ln_1m(law.p.w * (1.0 - u));
+        } else {
+            ln_r = log(law.p.z + u * law.p.w);
+        }
+        x = law.p.y * exp(-ln_r / law.p.x);
     } else if (kind == LAW_UNIFORM) {
         x = law.p.x + law.p.y * uniform_closed0();
     } else if (kind == LAW_EMPIRICAL) {
@@ -167,11 +208,9 @@ fn arrival_sum(law: Law, m: u32) -> f32 {
     return sum;
 }
 
+// ln(1 - 1/route_n), computed in f64 on the host (PointParams::ln_keep).
 fn ln_keep(p: PointParams) -> f32 {
-    if (p.route_n > 1u) {
-        return log(1.0 - 1.0 / f32(p.route_n));
-    }
-    return -1.0;
+    return p.ln_keep;
 }
 
 // Interarrival time at the simulated queue (see sampling.rs), for the
@@ -182,7 +221,7 @@ fn next_interarrival(p: PointParams, lk: f32) -> f32 {
         if (ARRIVAL_KIND == LAW_EXP) {
             return exponential(p.arrival.scale * p.arrival.p.x * f32(p.route_n));
         }
-        let u = uniform_open0();
+        let u = uniform_full();
         let mf = 1.0 + floor(log(u) / lk);
         var m = GEOMETRIC_CAP;
         if (mf < f32(GEOMETRIC_CAP)) {

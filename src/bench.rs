@@ -43,6 +43,7 @@ fn point(
         inv_hist_scale: 1.0,
         ..PointParams::default()
     }
+    .with_ln_keep()
 }
 
 /// The standard cases: each policy, and `random` with exp, Weibull and
@@ -240,13 +241,21 @@ impl BenchRow {
     }
 }
 
-/// Run every standard case for about `seconds` each on `engine`: the size
-/// is grown from a probe until one timed call takes at least that long.
-pub fn measure_for(engine: &mut dyn Engine, case: &BenchCase, seconds: f64) -> Result<(f64, f64)> {
-    let reps = 1024;
+pub use crate::engine::MAX_CALL_SECONDS;
+/// Replications a measurement grows to before it lengthens them: enough
+/// invocations to fill a large GPU (an H200 holds about 270,000 threads).
+pub const MAX_BENCH_REPS: u32 = 1 << 18;
+
+/// Customers `engine` simulates of `case` in about `seconds`: the call is
+/// grown from a small probe — replications first (to fill a wide device),
+/// then customers — until one call takes about [`MAX_CALL_SECONDS`], then
+/// repeated until `seconds` have passed.
+pub fn measure_for(engine: &mut dyn Engine, case: &BenchCase, seconds: f64) -> Result<Measured> {
+    let target = MAX_CALL_SECONDS.min(seconds) * 0.8;
+    let mut reps = 1024u32;
     // Small first: the dynamic policies on a software adapter run at 10^5/s.
     let mut customers = 500u32;
-    loop {
+    let mut call = |reps: u32, customers: u32| -> Result<(f64, Option<f64>)> {
         let (params, tiles, slots) = case.parts(reps, customers);
         let batch = Batch {
             params: &params,
@@ -256,14 +265,48 @@ pub fn measure_for(engine: &mut dyn Engine, case: &BenchCase, seconds: f64) -> R
         };
         let t = Instant::now();
         engine.run(&batch)?;
-        let secs = t.elapsed().as_secs_f64();
-        let done = f64::from(reps) * f64::from(customers);
-        if secs >= seconds || customers >= 1 << 24 {
-            return Ok((done, secs));
+        Ok((t.elapsed().as_secs_f64(), engine.device_seconds()))
+    };
+    let mut m = Measured::default();
+    loop {
+        let (secs, device) = call(reps, customers)?;
+        if secs >= target || (reps >= MAX_BENCH_REPS && customers >= 1 << 24) {
+            // Full-sized: this call counts (a slow engine is not run twice).
+            m.add(f64::from(reps) * f64::from(customers), secs, device);
+            break;
         }
-        // Aim a little past the target so the next call is the timed one.
-        let grow = (1.3 * seconds / secs.max(1e-3)).clamp(2.0, 64.0);
-        customers = ((f64::from(customers) * grow) as u32).min(1 << 24);
+        let grow = (target / secs.max(1e-4)).clamp(1.0, 64.0);
+        if reps < MAX_BENCH_REPS {
+            reps = ((f64::from(reps) * grow) as u32).clamp(reps + 1, MAX_BENCH_REPS);
+        } else {
+            customers = ((f64::from(customers) * grow) as u32).clamp(customers + 1, 1 << 24);
+        }
+    }
+    while m.wall_seconds < seconds {
+        let (secs, device) = call(reps, customers)?;
+        m.add(f64::from(reps) * f64::from(customers), secs, device);
+    }
+    m.reps = reps;
+    Ok(m)
+}
+
+/// What [`measure_for`] measured over its full-sized calls (the probes that
+/// sized them are not counted).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Measured {
+    pub customers: f64,
+    pub wall_seconds: f64,
+    /// Summed over the calls, where the engine reports device time.
+    pub device_seconds: Option<f64>,
+    /// Replications per call.
+    pub reps: u32,
+}
+
+impl Measured {
+    fn add(&mut self, customers: f64, wall: f64, device: Option<f64>) {
+        self.customers += customers;
+        self.wall_seconds += wall;
+        self.device_seconds = device.map(|d| d + self.device_seconds.unwrap_or(0.0));
     }
 }
 
@@ -289,6 +332,16 @@ impl BenchOptions {
                 "--seconds: '{}' is not valid; expected a positive number",
                 self.seconds
             )));
+        }
+        if let Some(only) = &self.only {
+            let cases = standard_cases();
+            if !cases.iter().any(|c| c.name.contains(only.as_str())) {
+                let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
+                return Err(crate::UsageError(format!(
+                    "--only: '{only}' matches no case; expected part of one of: {}",
+                    names.join("; ")
+                )));
+            }
         }
         Ok(())
     }
@@ -344,7 +397,11 @@ pub fn run(opts: &BenchOptions, on_case: &mut dyn FnMut(&BenchRow)) -> Result<Be
         );
         let mut cpu_rate = None;
         if let Some(cpu) = cpu.as_mut() {
-            let (customers, wall) = measure_for(cpu, &case, opts.seconds)?;
+            let Measured {
+                customers,
+                wall_seconds: wall,
+                ..
+            } = measure_for(cpu, &case, opts.seconds)?;
             let rate = customers / wall;
             cpu_rate = Some(rate);
             rows.push(BenchRow {
@@ -362,7 +419,12 @@ pub fn run(opts: &BenchOptions, on_case: &mut dyn FnMut(&BenchRow)) -> Result<Be
             });
         }
         if let Some(gpu) = gpu.as_mut() {
-            let (customers, wall) = measure_for(gpu, &case, opts.seconds)?;
+            let Measured {
+                customers,
+                wall_seconds: wall,
+                device_seconds,
+                ..
+            } = measure_for(gpu, &case, opts.seconds)?;
             let rate = customers / wall;
             let desc = gpu.adapter().clone();
             rows.push(BenchRow {
@@ -372,7 +434,7 @@ pub fn run(opts: &BenchOptions, on_case: &mut dyn FnMut(&BenchRow)) -> Result<Be
                 driver: desc.driver.clone(),
                 customers,
                 wall_seconds: wall,
-                device_seconds: Some(gpu.last_device_seconds),
+                device_seconds,
                 customers_per_s: rate,
                 ratio_to_cpu: cpu_rate.map(|c| rate / c),
                 ops_per_customer,

@@ -9,6 +9,8 @@ use qsweep::backend::{self, Backend};
 use qsweep::engine::cpu::CpuEngine;
 use qsweep::engine::gpu::list_adapters;
 use qsweep::engine::Engine;
+use qsweep::export::hist::HistSink;
+use qsweep::export::{Format, Table};
 use qsweep::merge;
 use qsweep::output::{self, num};
 use qsweep::plot::{plot_csv, PlotOptions};
@@ -19,7 +21,7 @@ use qsweep::spec::{Spec, SweepArgs, SEED_SOURCE};
 use qsweep::stats::P99;
 
 /// Flags of `qsweep run`.
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Debug, Clone)]
 pub struct RunArgs {
     #[command(flatten)]
     pub sweep: SweepArgs,
@@ -44,11 +46,22 @@ pub struct RunArgs {
     /// simulated or written
     #[arg(long)]
     pub dry_run: bool,
+    /// Also write each point's wait histogram as tidy CSV to FILE, as points finish: point,bin_lower,bin_upper,count,ccdf (ccdf = P(wait > bin_upper))
+    #[arg(long, value_name = "FILE")]
+    pub hist: Option<PathBuf>,
+}
+
+/// `qsweep run` with its output in any format: `-o -` streams the CSV to
+/// stdout, `-o x.json|.md|.parquet` writes `x.csv` (and its meta) row by
+/// row as always and converts it once the run is complete; `--hist`.
+pub fn run_command(args: &RunArgs) -> Result<()> {
+    let (args, mut extras) = Extras::prepare(args)?;
+    run(&args, &mut extras)
 }
 
 /// `qsweep run`: simulate the grid (or a shard of it), one CSV row per point,
 /// with a `.meta.json` beside the CSV.
-pub fn run(args: &RunArgs) -> Result<()> {
+pub fn run(args: &RunArgs, extras: &mut Extras) -> Result<()> {
     let mut session = Session::open(&session::Request {
         sweep: &args.sweep,
         resume: args.resume,
@@ -61,6 +74,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
             progress::say(msg);
         }
     };
+    for note in session.spec.notes() {
+        say(&format!("qsweep: note: {note}"));
+    }
     let run = session.spec.run.clone();
     let chosen = backend::choose_for(
         run.backend,
@@ -74,7 +90,12 @@ pub fn run(args: &RunArgs) -> Result<()> {
     say(&format!("qsweep: backend: {}", chosen.reason));
     let mut engine = chosen.engine;
     if args.dry_run {
-        return dry_run(&session, engine.as_mut(), &chosen.reason);
+        return dry_run(
+            &session,
+            engine.as_mut(),
+            &chosen.reason,
+            &extras.shown_out(&session.out),
+        );
     }
     let first_label = engine.label();
     // Ctrl-C from here on exits at once, then (once the loop watches the
@@ -127,7 +148,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
         &mut engine,
         can_fall_back.then_some(&mut fallback as resume::Fallback<'_>),
         &mut |r: PointResult<'_>, label: &str| {
-            session.write(&r, label)?;
+            let fields = session.write(&r, label)?.to_vec();
+            extras.point(&session, &fields, &r)?;
             report_point(&session, &r, &mut progress, &mut wide_points);
             Ok(())
         },
@@ -149,9 +171,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
         ));
     }
     session.finish(result)?;
+    extras.finish(&session.out)?;
 
-    print!("{}", output::summary_table(&session.rows));
-    output::flush_stdout();
+    extras.summary(&output::summary_table(&session.rows));
     let new_rows = session.new_rows();
     if new_rows == 0 {
         eprintln!(
@@ -169,17 +191,26 @@ pub fn run(args: &RunArgs) -> Result<()> {
     eprintln!(
         "qsweep: wrote {new_rows} rows{resumed} to {} in {:.1} s ({:.3e} customers/s on {}; {:.3e} \
          in the engine)",
-        session.out.display(),
+        extras.shown_out(&session.out),
         wall.elapsed().as_secs_f64(),
         rate,
         session.engines(),
         session.sim_customers / session.sim_seconds.max(1e-9)
     );
+    let failed = session.failed_points();
+    if !failed.is_empty() {
+        // Every row is written: the run is complete, but not clean.
+        return Err(qsweep::run::PointsFailed {
+            points: failed,
+            total: session.rows.len() as u64,
+        }
+        .into());
+    }
     Ok(())
 }
 
 /// `qsweep run --dry-run`: what the run would be, on stdout.
-fn dry_run(session: &Session, engine: &mut dyn Engine, backend: &str) -> Result<()> {
+fn dry_run(session: &Session, engine: &mut dyn Engine, backend: &str, out: &str) -> Result<()> {
     let spec = &session.spec;
     let todo = session.pending();
     let mut lines = vec![format!(
@@ -234,7 +265,7 @@ fn dry_run(session: &Session, engine: &mut dyn Engine, backend: &str) -> Result<
         est.customers / est.seconds.max(1e-9),
         cal.seconds
     ));
-    lines.push(format!("output: {} (not written)", session.out.display()));
+    lines.push(format!("output: {out} (not written)"));
     println!("{}", lines.join("\n"));
     Ok(())
 }
@@ -248,8 +279,17 @@ fn report_point(
 ) {
     let spec = &session.spec;
     let g = &r.point.grid;
+    if let Some(e) = &r.error {
+        progress.point(0.0, || {
+            format!("{} rho={}: failed", spec.describe(g), num(g.rho))
+        });
+        // Shown even with --quiet: the row has no statistics.
+        progress::say(&format!("qsweep: point {} failed: {e}", g.index));
+        return;
+    }
+    let base = qsweep::run::baseline(g);
     progress.point(session::simulated_customers(r, spec.run.customers), || {
-        let theory = qsweep::run::baseline(g)
+        let theory = base
             .mean_wait
             .map(|m| format!(" (theory {})", num(m)))
             .unwrap_or_default();
@@ -274,12 +314,238 @@ fn report_point(
             spec.describe(g)
         ));
     }
+    if let Some(why) = session::off_theory(g, &r.stats, &base) {
+        // Shown even with --quiet: a disagreement with exact theory is a
+        // finding about the run (too short a warm-up, too few customers),
+        // not progress.
+        progress::say(&format!(
+            "qsweep: warning: point {} ({}): {why}; the simulation does not agree with exact \
+             theory (a longer --warmup, or more --customers)",
+            g.index,
+            spec.describe(g)
+        ));
+    }
     if r.stats.failed_reps > 0 {
         progress.note(&format!(
             "qsweep: warning: point {}: {} replications hit a sampler bound",
             g.index, r.stats.failed_reps
         ));
     }
+}
+
+/// What `qsweep run` writes besides its CSV and meta (see [`run_command`]).
+#[derive(Default)]
+pub struct Extras {
+    /// `-o -`: rows to stdout as they come; the CSV itself goes to a
+    /// temporary folder, removed at the end.
+    stdout: Option<StdoutRows>,
+    /// `-o x.json|.md|.parquet`: written from the CSV when the run completes.
+    export: Option<(PathBuf, Format)>,
+    /// `--hist FILE`, opened at the first point (so bad input leaves no file).
+    hist_path: Option<(PathBuf, bool, bool)>,
+    hist: Option<HistSink>,
+}
+
+/// `-o -`: the CSV on stdout.
+struct StdoutRows {
+    writer: csv::Writer<std::io::Stdout>,
+    header_written: bool,
+    /// Holds the run's CSV and meta (every run has them).
+    tmp: PathBuf,
+}
+
+impl Drop for StdoutRows {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.tmp);
+    }
+}
+
+impl Extras {
+    /// Reads what the output asks for and rewrites `args` for the run
+    /// itself (its CSV: a temporary one for `-o -`, `x.csv` for `x.json`).
+    /// Every check runs here, before anything is simulated or written.
+    fn prepare(args: &RunArgs) -> Result<(RunArgs, Extras)> {
+        let mut args = args.clone();
+        let mut extras = Extras::default();
+        let force = args.sweep.force;
+        if let Some(hist) = &args.hist {
+            if !args.resume {
+                qsweep::export::check_new(hist, force)
+                    .map_err(|e| qsweep::UsageError(e.0.replacen("out:", "--hist:", 1)))?;
+            }
+            extras.hist_path = Some((hist.clone(), force, args.resume));
+        }
+        // The output named by -o, else by the spec file's `out`.
+        let out = match (&args.sweep.out, &args.from_meta) {
+            (Some(out), _) => Some(out.clone()),
+            (None, None) => Spec::load(&args.sweep).ok().and_then(|s| s.run.out),
+            (None, Some(_)) => None,
+        };
+        let Some(out) = out else {
+            return Ok((args, extras));
+        };
+        if out == std::path::Path::new("-") {
+            if args.resume {
+                return Err(qsweep::UsageError(
+                    "--resume: -o - streams to stdout, which cannot be resumed; expected a \
+                     file for --out"
+                        .into(),
+                )
+                .into());
+            }
+            let tmp = std::env::temp_dir().join(format!(
+                "qsweep-stdout-{}-{}",
+                std::process::id(),
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos())
+            ));
+            std::fs::create_dir_all(&tmp)?;
+            args.sweep.out = Some(tmp.join("results.csv"));
+            extras.stdout = Some(StdoutRows {
+                writer: csv::Writer::from_writer(std::io::stdout()),
+                header_written: false,
+                tmp,
+            });
+            return Ok((args, extras));
+        }
+        let format = Format::of_path(&out)?;
+        if format != Format::Csv {
+            if !args.resume {
+                qsweep::export::check_new(&out, force)?;
+            }
+            args.sweep.out = Some(qsweep::export::csv_beside(&out, format));
+            extras.export = Some((out, format));
+        }
+        Ok((args, extras))
+    }
+
+    /// A finished point's row (and histogram).
+    fn point(&mut self, session: &Session, fields: &[String], r: &PointResult<'_>) -> Result<()> {
+        if let Some(s) = self.stdout.as_mut() {
+            if !s.header_written {
+                let extra = session.extra_columns();
+                let header = output::COLUMNS.iter().copied();
+                s.writer
+                    .write_record(header.chain(extra.iter().map(String::as_str)))?;
+                s.header_written = true;
+            }
+            s.writer.write_record(fields)?;
+            s.writer.flush()?;
+        }
+        if let Some((path, force, append)) = self.hist_path.take() {
+            self.hist = Some(HistSink::open(&path, force, append)?);
+        }
+        if let Some(h) = self.hist.as_mut() {
+            h.write(r.point.grid.index, &r.hist, r.point.scale, r.stats.max_wait)?;
+        }
+        Ok(())
+    }
+
+    /// The run is complete and `csv` holds every row.
+    fn finish(&mut self, csv: &std::path::Path) -> Result<()> {
+        if let Some(s) = self.stdout.as_mut() {
+            if !s.header_written {
+                // No row ran: the header alone, as the CSV holds it.
+                let table = Table::read_csv(csv)?;
+                s.writer.write_record(&table.header)?;
+                s.writer.flush()?;
+                s.header_written = true;
+            }
+        }
+        if let Some((out, format)) = &self.export {
+            let table = Table::read_csv(csv)?.ci_beside_estimates();
+            qsweep::export::write_output(out, &table.encode(*format)?, true)?;
+            eprintln!(
+                "qsweep: wrote {} ({} rows as {}, CI columns beside their estimates; from {})",
+                out.display(),
+                table.rows.len(),
+                format.extension(),
+                csv.display()
+            );
+        }
+        Ok(())
+    }
+
+    /// Where the rows went, as the last line says it.
+    fn shown_out(&self, csv: &std::path::Path) -> String {
+        match (&self.stdout, &self.export) {
+            (Some(_), _) => "stdout".to_string(),
+            (None, Some((out, _))) => format!("{} and {}", csv.display(), out.display()),
+            (None, None) => csv.display().to_string(),
+        }
+    }
+
+    /// The summary table: on stdout, unless the CSV is there.
+    fn summary(&self, table: &str) {
+        if self.stdout.is_some() {
+            eprint!("{table}");
+        } else {
+            print!("{table}");
+            output::flush_stdout();
+        }
+    }
+}
+
+/// Flags of `qsweep export`.
+#[derive(clap::Args, Debug)]
+pub struct ExportArgs {
+    /// A results CSV (of qsweep run, merge, or analytic -o)
+    #[arg(value_name = "IN.csv")]
+    pub input: PathBuf,
+    /// The file to write, its format by extension (.csv, .json, .md, .parquet), or - for stdout
+    #[arg(value_name = "OUT")]
+    pub out: PathBuf,
+    /// The format, whatever OUT's extension: csv, json, md or parquet [default: from OUT; csv for -]
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+    /// Only these columns, in this order [comma-separated; default: all, CI columns beside their estimates]
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub columns: Vec<String>,
+    /// Overwrite OUT if it exists
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `qsweep export`: a results CSV as JSON, Markdown, Parquet or CSV.
+pub fn export(args: &ExportArgs) -> Result<()> {
+    let stdout = args.out == std::path::Path::new("-");
+    let format = match &args.format {
+        Some(name) => Format::from_name(name)?,
+        None if stdout => Format::Csv,
+        None => match args.out.extension() {
+            None => {
+                return Err(qsweep::UsageError(format!(
+                    "out: '{}' has no extension; expected {} (or --format)",
+                    args.out.display(),
+                    Format::EXPECTED
+                ))
+                .into())
+            }
+            Some(_) => Format::of_path(&args.out)?,
+        },
+    };
+    let same = match (args.input.canonicalize(), args.out.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same {
+        return Err(qsweep::UsageError(format!(
+            "out: '{}' is the input; expected a new file",
+            args.out.display()
+        ))
+        .into());
+    }
+    let columns = (!args.columns.is_empty()).then_some(args.columns.as_slice());
+    let rows = qsweep::export::export(&args.input, &args.out, format, columns, args.force)?;
+    if !stdout {
+        eprintln!(
+            "qsweep: wrote {} ({rows} rows as {})",
+            args.out.display(),
+            format.extension()
+        );
+    }
+    Ok(())
 }
 
 /// Flags of `qsweep merge`.
@@ -311,10 +577,88 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
     Ok(())
 }
 
+/// Flags of `qsweep analytic`: the grid's axes only (no simulation, so none
+/// of `run`'s settings). Each is `qsweep run`'s flag of the same name, with
+/// its help (a test keeps the two in step).
+#[derive(clap::Args, Debug, Default, Clone)]
+pub struct AnalyticArgs {
+    /// Sweep spec (TOML); its [run] settings are not used. Without it the built-in default study (data/seed.toml), with any flags applied on top.
+    #[arg(value_name = "SPEC")]
+    pub spec: Option<PathBuf>,
+    /// Routing policies: random, round_robin, central, jsq, pod, jiq, lwl [list]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub routing: Vec<String>,
+    /// Servers sampled per request by pod (power of d choices) [list of 1..=32 or ranges; default 2]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub choices: Vec<String>,
+    /// Routers, each seeing only its own requests (central, jsq, pod, jiq) [list of 1..=1024 or ranges; default 1]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub routers: Vec<String>,
+    /// Dynos (servers) behind the load balancer [list of integers >= 1, or ranges: 10:100:10, geom(1,1000,7)]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub servers: Vec<String>,
+    /// Workers per dyno [list of integers >= 1 or ranges; default 1]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub workers: Vec<String>,
+    /// Interarrival laws, rescaled to mean 1/lambda at each point [list; default exp]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub arrival: Vec<String>,
+    /// Arrival rates, requests per time unit (replaces the spec's lambda or rho) [list or ranges]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub lambda: Vec<String>,
+    /// Target utilisations: lambda = rho·servers·workers/E[S] (replaces the spec's lambda or rho) [list, or ranges: 0.5:0.95:0.05 (stop included), geom(0.1,0.9,5) (log-spaced)]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub rho: Vec<String>,
+    /// Service-time laws, e.g. 'weibull(shape=0.46,median=0.05,min=0.01,max=30)' [list]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub service: Vec<String>,
+    /// Also write the table to this file: .csv, .json, .md or .parquet by extension, or - for CSV on stdout (instead of the text table)
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Include points with rho >= 1 (their baseline is `unstable`) instead of refusing them
+    #[arg(long)]
+    pub allow_unstable: bool,
+    /// Overwrite the output file if it exists
+    #[arg(long)]
+    pub force: bool,
+}
+
+impl AnalyticArgs {
+    /// The same request as `qsweep run`'s flags.
+    pub fn sweep(&self) -> SweepArgs {
+        SweepArgs {
+            spec: self.spec.clone(),
+            routing: self.routing.clone(),
+            choices: self.choices.clone(),
+            routers: self.routers.clone(),
+            servers: self.servers.clone(),
+            workers: self.workers.clone(),
+            arrival: self.arrival.clone(),
+            lambda: self.lambda.clone(),
+            rho: self.rho.clone(),
+            service: self.service.clone(),
+            out: self.out.clone(),
+            allow_unstable: self.allow_unstable,
+            force: self.force,
+            ..SweepArgs::default()
+        }
+    }
+}
+
 /// `qsweep analytic`: the grid's analytic baselines, no simulation, to stdout
 /// (and as CSV to `-o`).
-pub fn analytic(args: &SweepArgs) -> Result<()> {
+pub fn analytic(analytic_args: &AnalyticArgs) -> Result<()> {
+    let sweep = analytic_args.sweep();
+    let args = &sweep;
+    // A wrong output name is refused before anything is said.
+    let format = match &args.out {
+        Some(out) if out != std::path::Path::new("-") => Some(Format::of_path(out)?),
+        _ => None,
+    };
     let spec = Spec::load(args)?;
+    for note in spec.notes() {
+        eprintln!("qsweep: note: {note}");
+    }
     let rows: Vec<Vec<String>> = spec
         .points()
         .iter()
@@ -322,17 +666,26 @@ pub fn analytic(args: &SweepArgs) -> Result<()> {
         .collect();
     // Only an explicit -o writes a file: the spec's `out` names where its
     // simulated results go, which an analytic table must never take.
+    let table = Table {
+        header: output::ANALYTIC_COLUMNS.map(String::from).to_vec(),
+        rows,
+    };
+    let rows = &table.rows;
     if let Some(out) = &args.out {
-        let file = output::create_file(out, args.force, "")?;
-        let mut w = csv::Writer::from_writer(file);
-        w.write_record(output::ANALYTIC_COLUMNS)?;
-        for r in &rows {
-            w.write_record(r)?;
+        if out == std::path::Path::new("-") {
+            // The CSV on stdout, instead of the text tables.
+            qsweep::export::write_output(out, &table.encode(Format::Csv)?, false)?;
+            return Ok(());
         }
-        w.flush()?;
+        let format = format.unwrap_or(Format::Csv);
+        if !args.force && out.symlink_metadata().is_ok() {
+            // As before formats existed: the file system's own words.
+            output::create_file(out, false, "")?;
+        }
+        qsweep::export::write_output(out, &table.encode(format)?, true)?;
         eprintln!("qsweep: wrote {} rows to {}", rows.len(), out.display());
     }
-    print!("{}", output::align(&output::ANALYTIC_COLUMNS, &rows));
+    print!("{}", output::align(&output::ANALYTIC_COLUMNS, rows));
     if spec.source == SEED_SOURCE {
         print_seed_comparison();
     }
@@ -397,21 +750,26 @@ pub fn adapters() -> Result<()> {
 pub struct PlotArgs {
     /// Results CSV written by `qsweep run`
     pub csv: PathBuf,
-    /// Output figure, .svg or .png (default: the CSV's name with .svg)
+    /// Output figure, .svg, .png or .pdf (default: the CSV's name with .svg)
     #[arg(long, short)]
     pub out: Option<PathBuf>,
-    /// Column on the x axis
-    #[arg(long, default_value = "servers")]
-    pub x: String,
+    /// Column on the x axis [default: the axis that varies along a series:
+    /// servers, rho, lambda, workers, choices or routers]
+    #[arg(long)]
+    pub x: Option<String>,
     /// Columns on the y axis, one panel each (comma-separated)
     #[arg(long, default_value = "mean_wait,p99_wait", value_delimiter = ',')]
     pub y: Vec<String>,
-    /// One line per distinct value of this column ("" for one line per panel)
-    #[arg(long, default_value = "routing")]
-    pub by: String,
-    /// One row of panels per distinct value of this column
+    /// One line per distinct value of these columns (comma-separated; "" for one
+    /// line per panel); routing carries pod's d and the router count along
+    #[arg(long, default_value = "routing", value_delimiter = ',')]
+    pub by: Vec<String>,
+    /// One row of panels per distinct value of these columns (comma-separated)
+    #[arg(long, value_delimiter = ',')]
+    pub facet: Vec<String>,
+    /// Give each facet row its own y range (by default the rows share it)
     #[arg(long)]
-    pub facet: Option<String>,
+    pub free_y: bool,
     /// Logarithmic x axis
     #[arg(long)]
     pub log_x: bool,
@@ -421,15 +779,19 @@ pub struct PlotArgs {
     /// Linear y axis
     #[arg(long)]
     pub linear_y: bool,
-    /// Draw the analytic_* columns as dashed lines
+    /// Draw the analytic_* columns: exact methods as thin solid lines,
+    /// approximations dashed, both named in the legend
     #[arg(long)]
     pub analytic: bool,
-    /// Time unit of the spec, for axis labels (e.g. s, ms)
+    /// Time unit of the spec, for axis labels (e.g. s, ms) [default: the `units` recorded in the CSV's .meta.json]
     #[arg(long)]
     pub time_unit: Option<String>,
     /// Figure title
     #[arg(long)]
     pub title: Option<String>,
+    /// Overwrite the figure if it exists
+    #[arg(long)]
+    pub force: bool,
     /// Width and height in SVG pixels (0: automatic)
     #[arg(long, default_value_t = 0)]
     pub width: u32,
@@ -443,19 +805,30 @@ pub fn plot(args: &PlotArgs) -> Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| args.csv.with_extension("svg"));
+    let list =
+        |v: &[String]| -> Vec<String> { v.iter().filter(|s| !s.is_empty()).cloned().collect() };
     let opts = PlotOptions {
-        x: args.x.clone(),
-        y: args.y.iter().filter(|s| !s.is_empty()).cloned().collect(),
-        by: args.by.clone(),
-        facet: args.facet.clone(),
+        x: args.x.clone().unwrap_or_default(),
+        y: list(&args.y),
+        by: list(&args.by),
+        facet: list(&args.facet),
+        free_y: args.free_y,
         log_x: args.log_x,
         log_y: !args.linear_y,
         analytic: args.analytic,
         width: args.width,
         height: args.height,
         title: args.title.clone(),
-        time_unit: args.time_unit.clone(),
+        // Else the unit the run's spec declared (`units`), from its meta.
+        time_unit: args.time_unit.clone().or_else(|| recorded_units(&args.csv)),
     };
+    if !args.force && out.symlink_metadata().is_ok() {
+        return Err(qsweep::UsageError(format!(
+            "--out: '{}' already exists; expected a new file (pass --force to overwrite it)",
+            out.display()
+        ))
+        .into());
+    }
     let summary = plot_csv(&args.csv, &out, &opts)?;
     for note in &summary.notes {
         eprintln!("note: {note}");
@@ -466,6 +839,12 @@ pub fn plot(args: &PlotArgs) -> Result<()> {
         summary.series.len()
     );
     Ok(())
+}
+
+/// The `units` recorded in the `.meta.json` beside a results CSV, if any.
+fn recorded_units(csv: &std::path::Path) -> Option<String> {
+    let meta = qsweep::provenance::Meta::read(&qsweep::provenance::meta_path(csv)).ok()?;
+    qsweep::spec::units_in_toml(&meta.spec_toml)
 }
 
 /// Flags of `qsweep bench`.
@@ -536,4 +915,387 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Flags of `qsweep completions`.
+#[derive(clap::Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, elvish or powershell
+    #[arg(value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+/// `qsweep completions SHELL`: the completion script, from the clap
+/// definition (so it can never list a flag that does not exist).
+pub fn completions<C: clap::CommandFactory>(args: &CompletionsArgs) -> Result<()> {
+    let mut cmd = C::command();
+    clap_complete::generate(args.shell, &mut cmd, "qsweep", &mut std::io::stdout());
+    output::flush_stdout();
+    Ok(())
+}
+
+/// Flags of `qsweep man`.
+#[derive(clap::Args, Debug)]
+pub struct ManArgs {
+    /// Write qsweep.1 and one qsweep-SUBCOMMAND.1 per subcommand into this folder instead
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// `qsweep man`: the manual page, from the clap definition.
+pub fn man<C: clap::CommandFactory>(args: &ManArgs) -> Result<()> {
+    let cmd = C::command();
+    match &args.dir {
+        None => {
+            let mut out = std::io::stdout().lock();
+            clap_mangen::Man::new(cmd).render(&mut out)?;
+        }
+        Some(dir) => {
+            if !dir.is_dir() {
+                return Err(qsweep::UsageError(format!(
+                    "--dir: '{}' is not a folder; expected an existing folder for the pages",
+                    dir.display()
+                ))
+                .into());
+            }
+            clap_mangen::generate_to(cmd, dir)?;
+            eprintln!("qsweep: wrote the manual pages to {}", dir.display());
+        }
+    }
+    output::flush_stdout();
+    Ok(())
+}
+
+/// Flags of `qsweep help`.
+#[derive(clap::Args, Debug)]
+pub struct HelpArgs {
+    /// The subcommand (and its subcommands) to explain; none: qsweep itself
+    #[arg(value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// `qsweep help [COMMAND]`: the same text as `qsweep [COMMAND] --help`.
+pub fn help<C: clap::CommandFactory>(args: &HelpArgs) -> Result<()> {
+    let mut cmd = C::command();
+    // Built, so subcommands know their full name (`qsweep run`).
+    cmd.build();
+    let mut at = &mut cmd;
+    for name in &args.command {
+        let known: Vec<String> = at
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect();
+        at = match at.find_subcommand_mut(name) {
+            Some(sub) => sub,
+            None => {
+                return Err(qsweep::UsageError(format!(
+                    "help: '{name}' is not a subcommand; expected one of {}",
+                    known.join(", ")
+                ))
+                .into())
+            }
+        };
+    }
+    at.print_help()?;
+    output::flush_stdout();
+    Ok(())
+}
+
+/// Flags of `qsweep size`.
+#[derive(clap::Args, Debug)]
+pub struct SizeArgs {
+    #[command(flatten)]
+    pub sweep: SweepArgs,
+    /// What must hold: METRIC<=BOUND (or <), e.g. p99_wait<=0.1; METRIC: mean_wait, p_wait, p50_wait … p999_wait, qQ_wait (any quantile), mean_sojourn, p99_sojourn [list]
+    #[arg(long, value_name = "TARGET", value_delimiter = ',', required = true)]
+    pub target: Vec<String>,
+    /// The axis to size: servers (R) or workers (per server)
+    #[arg(long, value_name = "AXIS", default_value = "servers")]
+    pub over: String,
+    /// Give up above this many servers (or workers)
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    pub max: u32,
+    /// Simulate even where an exact formula gives the metric (a check on both)
+    #[arg(long)]
+    pub simulate: bool,
+    /// No line per evaluation (the table and errors only)
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `qsweep size`: for each case of the grid (every axis but the searched
+/// one), the smallest number of servers (or workers) meeting each target.
+pub fn size(args: &SizeArgs) -> Result<()> {
+    use qsweep::size::{self, Over, Target};
+    let usage = |m: String| -> anyhow::Error { qsweep::UsageError(m).into() };
+    let over: Over = args.over.parse().map_err(usage)?;
+    let targets: Vec<Target> = args
+        .target
+        .iter()
+        .map(|t| t.parse().map_err(usage))
+        .collect::<Result<_>>()?;
+    let format = match &args.sweep.out {
+        Some(out) if out != std::path::Path::new("-") => {
+            let f = Format::of_path(out)?;
+            qsweep::export::check_new(out, args.sweep.force)?;
+            Some(f)
+        }
+        _ => None,
+    };
+    // The searched axis comes from the search (a placeholder here, so a
+    // spec without it loads); unstable values are skipped by the search.
+    let mut sweep = args.sweep.clone();
+    match over {
+        Over::Servers => sweep.servers = vec!["1".into()],
+        Over::Workers => sweep.workers = vec!["1".into()],
+    }
+    sweep.out = None;
+    sweep.allow_unstable = true;
+    let spec = Spec::load(&sweep)?;
+    let cases = size::cases(&spec, over)?;
+    let say = |m: &str| {
+        if !args.quiet {
+            eprintln!("{m}");
+        }
+    };
+    let given = match over {
+        Over::Servers => !args.sweep.servers.is_empty(),
+        Over::Workers => !args.sweep.workers.is_empty(),
+    };
+    if given {
+        say(&format!(
+            "qsweep: note: size searches {0}; --{0} is not used",
+            over.name()
+        ));
+    }
+    // One engine for every evaluation, chosen as `qsweep run` would on the
+    // first case's smallest stable fleet.
+    let first = cases[0].at(cases[0].first);
+    let (prepared, table) = qsweep::run::prepare(&first, first.points());
+    let params: Vec<_> = prepared.iter().map(|p| p.params).collect();
+    let chosen = backend::choose_for(
+        spec.run.backend,
+        spec.run.adapter.as_deref(),
+        spec.run.threads,
+        &backend::Sample {
+            params: &backend::calibration_sample(&params),
+            table: &table,
+        },
+    )?;
+    say(&format!("qsweep: backend: {}", chosen.reason));
+    let mut engine = chosen.engine;
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let started = std::time::Instant::now();
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for case in &cases {
+        let what = case.describe(&spec);
+        for target in &targets {
+            let mut eval = |n: u32| {
+                let e = size::evaluate(case, n, target, engine.as_mut(), args.simulate, &stop)?;
+                let side = if e.meets(target) { "meets" } else { "misses" };
+                say(&format!(
+                    "qsweep: size: {what} {target}: {}={n}: {} ({}{}) {side}",
+                    over.name(),
+                    e.shown(),
+                    e.how,
+                    if e.seconds > 0.0 {
+                        format!(", {:.1} s", e.seconds)
+                    } else {
+                        String::new()
+                    }
+                ));
+                Ok(e)
+            };
+            let found = size::search(case.first, args.max, target, &mut eval)?;
+            rows.push(size_row(case, target, &found, over));
+        }
+    }
+    let header = SIZE_COLUMNS.map(String::from).to_vec();
+    let table = Table { header, rows };
+    print!("{}", size_summary(&table, &spec, over));
+    eprintln!(
+        "qsweep: sized {} cases × {} targets in {:.1} s on {}",
+        cases.len(),
+        targets.len(),
+        started.elapsed().as_secs_f64(),
+        engine.label()
+    );
+    if let (Some(out), Some(format)) = (&args.sweep.out, format) {
+        qsweep::export::write_output(out, &table.encode(format)?, true)?;
+        eprintln!(
+            "qsweep: wrote {} rows to {}",
+            table.rows.len(),
+            out.display()
+        );
+    } else if args.sweep.out.as_deref() == Some(std::path::Path::new("-")) {
+        qsweep::export::write_output(
+            std::path::Path::new("-"),
+            &table.encode(Format::Csv)?,
+            false,
+        )?;
+    }
+    Ok(())
+}
+
+/// Columns of `qsweep size -o`.
+const SIZE_COLUMNS: [&str; 20] = [
+    "routing",
+    "choices",
+    "routers",
+    "servers",
+    "workers",
+    "arrival",
+    "lambda",
+    "service",
+    "target",
+    "over",
+    "answer",
+    "method",
+    "metric_at_answer",
+    "metric_at_answer_ci95",
+    "neighbour",
+    "method_at_neighbour",
+    "metric_at_neighbour",
+    "metric_at_neighbour_ci95",
+    "resolved",
+    "evaluations",
+];
+
+/// One row of `qsweep size`'s table.
+fn size_row(
+    case: &qsweep::size::Case,
+    target: &qsweep::size::Target,
+    found: &qsweep::size::Sizing,
+    over: qsweep::size::Over,
+) -> Vec<String> {
+    use qsweep::size::{Eval, Over};
+    let s = &case.spec;
+    let opt = |x: Option<f64>| x.map(num).unwrap_or_default();
+    let value = |e: Option<&Eval>| {
+        e.filter(|e| e.value.is_finite())
+            .map(|e| num(e.value))
+            .unwrap_or_default()
+    };
+    let answer = found.answer.as_ref();
+    let nb = found.neighbour.as_ref();
+    vec![
+        s.routing[0].to_string(),
+        if s.routing[0].takes_choices() {
+            s.choices[0].to_string()
+        } else {
+            String::new()
+        },
+        s.routers[0].to_string(),
+        match over {
+            Over::Workers => s.servers[0].to_string(),
+            Over::Servers => answer.map(|e| e.n.to_string()).unwrap_or_default(),
+        },
+        match over {
+            Over::Servers => s.workers[0].to_string(),
+            Over::Workers => answer.map(|e| e.n.to_string()).unwrap_or_default(),
+        },
+        s.arrival[0].text().to_string(),
+        num(s.load[0].value()),
+        s.service[0].text().to_string(),
+        target.to_string(),
+        over.name().to_string(),
+        answer.map(|e| e.n.to_string()).unwrap_or_default(),
+        answer.map(|e| e.how.to_string()).unwrap_or_default(),
+        value(answer),
+        opt(answer.and_then(|e| e.ci95)),
+        nb.map(|e| e.n.to_string()).unwrap_or_default(),
+        nb.map(|e| e.how.to_string()).unwrap_or_default(),
+        value(nb),
+        opt(nb.and_then(|e| e.ci95)),
+        found.verdict.to_string(),
+        found.evaluations.len().to_string(),
+    ]
+}
+
+/// The table `qsweep size` prints: one line per case and target.
+fn size_summary(table: &Table, spec: &Spec, over: qsweep::size::Over) -> String {
+    let col = |name: &str| table.header.iter().position(|h| h == name).expect("column");
+    let mut shown: Vec<&str> = vec!["routing"];
+    if spec.routing.iter().any(|r| r.takes_choices()) {
+        shown.push("choices");
+    }
+    let varies = |name: &str| {
+        let i = col(name);
+        table.rows.iter().any(|r| r[i] != table.rows[0][i])
+    };
+    let fixed = match over {
+        qsweep::size::Over::Servers => "workers",
+        qsweep::size::Over::Workers => "servers",
+    };
+    for c in ["routers", fixed, "arrival", "lambda", "service"] {
+        if varies(c) {
+            shown.push(c);
+        }
+    }
+    let head: Vec<String> = shown
+        .iter()
+        .map(|s| s.to_string())
+        .chain([
+            "target".to_string(),
+            over.name().to_string(),
+            "at the answer".to_string(),
+            "at one fewer".to_string(),
+            "resolved".to_string(),
+        ])
+        .collect();
+    let rows: Vec<Vec<String>> = table
+        .rows
+        .iter()
+        .map(|r| {
+            let at = |v: &str, ci: &str, how: &str| match (how, ci) {
+                ("", _) => String::new(),
+                ("unstable" | "overflow", _) => how.to_string(),
+                ("simulated", "") => format!("{v} (no CI)"),
+                ("simulated", ci) => format!("{v} ± {ci}"),
+                (_, _) => format!("{v} ({how})"),
+            };
+            let mut line: Vec<String> = shown.iter().map(|c| r[col(c)].clone()).collect();
+            line.push(r[col("target")].clone());
+            line.push(match r[col("answer")].as_str() {
+                "" => "not met".into(),
+                n => n.into(),
+            });
+            line.push(at(
+                &r[col("metric_at_answer")],
+                &r[col("metric_at_answer_ci95")],
+                &r[col("method")],
+            ));
+            line.push(at(
+                &r[col("metric_at_neighbour")],
+                &r[col("metric_at_neighbour_ci95")],
+                &r[col("method_at_neighbour")],
+            ));
+            line.push(r[col("resolved")].clone());
+            line
+        })
+        .collect();
+    // Text left-aligned, the answer right-aligned.
+    let answer_col = shown.len() + 1;
+    let mut all = vec![head];
+    all.extend(rows);
+    let widths: Vec<usize> = (0..all[0].len())
+        .map(|c| all.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for r in &all {
+        let cells: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(c, v)| {
+                if c == answer_col {
+                    format!("{v:>w$}", w = widths[c])
+                } else {
+                    format!("{v:<w$}", w = widths[c])
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
 }

@@ -11,6 +11,7 @@ pub mod bench;
 pub mod contract;
 pub mod dist;
 pub mod engine;
+pub mod export;
 pub mod memory;
 pub mod merge;
 pub mod output;
@@ -21,6 +22,7 @@ pub mod rng;
 pub mod routing;
 pub mod run;
 pub mod sampling;
+pub mod size;
 pub mod spec;
 pub mod stats;
 

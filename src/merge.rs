@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use crate::output::CsvSink;
+use crate::output::{failed_points, CsvSink};
 use crate::provenance::{self, meta_path, Invocation, Meta, Piece, Status, META_FORMAT};
 use crate::run::resume::{scan_csv, Expect, Shard};
 use crate::UsageError;
@@ -82,6 +82,8 @@ pub fn merge(out: &Path, pieces: &[PathBuf], force: bool) -> Result<Merged> {
     // point -> (piece, row)
     let mut by_point: BTreeMap<u32, (usize, Vec<String>)> = BTreeMap::new();
     let mut piece_rows = vec![0u64; pieces.len()];
+    // `--quantiles` columns (one spec hash: the same in every piece).
+    let mut extra: Vec<String> = Vec::new();
     for (i, (p, meta)) in pieces.iter().zip(&metas).enumerate() {
         let shard = meta.shard.as_deref().map(Shard::parse).transpose()?;
         let scanned = scan_csv(
@@ -102,6 +104,7 @@ pub fn merge(out: &Path, pieces: &[PathBuf], force: bool) -> Result<Merged> {
             )));
         }
         piece_rows[i] = scanned.rows.len() as u64;
+        extra = scanned.extra;
         for row in scanned.rows {
             let point: u32 = row[0].parse().expect("scan_csv checked the point");
             if let Some((j, _)) = by_point.get(&point) {
@@ -148,7 +151,7 @@ pub fn merge(out: &Path, pieces: &[PathBuf], force: bool) -> Result<Merged> {
         )));
     }
 
-    let mut sink = CsvSink::create(out, force)?;
+    let mut sink = CsvSink::create_with(out, force, &extra)?;
     let mut rows = Vec::with_capacity(by_point.len());
     for (_, (_, row)) in by_point {
         sink.write(&row)?;
@@ -179,6 +182,7 @@ pub fn merge(out: &Path, pieces: &[PathBuf], force: bool) -> Result<Merged> {
         shard: None,
         points: total,
         points_done: rows.len() as u64,
+        failed_points: failed_points(&rows),
         backend: distinct(&|m| m.backend.clone()),
         adapter: first.adapter.clone(),
         run: Invocation {

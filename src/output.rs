@@ -84,6 +84,55 @@ pub const TABLE: &[Column] = &[
         p.choices.map(|d| d.to_string()).unwrap_or_default()
     }),
     axis("routers", |p| p.routers.to_string()),
+    // Student t CI of P(wait > 0) over the replications; the percentile CI
+    // of the sojourn p99 (`stats::percentile_ci`, as the wait percentiles).
+    col("p_wait_ci95", |r| {
+        // Where nobody waited, 0 ± 0 would exclude any positive truth:
+        // `p_wait_upper95` holds what the run can say.
+        opt(r.stats.p_wait_ci95.filter(|_| r.stats.waited > 0))
+    }),
+    col("p99_sojourn_ci95", |r| opt(r.stats.p99_sojourn_ci95)),
+    // What a row can resolve (see `Resolution`): customers who waited, the
+    // one-sided 95% upper bounds where none did, and the standardised
+    // error against an exact baseline.
+    col("waited", |r| r.stats.waited.to_string()),
+    col("p_wait_upper95", |r| opt(r.resolution().p_wait_upper95)),
+    col("mean_wait_upper95", |r| {
+        opt(r.resolution().mean_wait_upper95)
+    }),
+    col("z_mean_wait", |r| opt(r.resolution().z_mean_wait)),
+    // `--warmup auto`: MSER's truncation before rounding (empty for a fixed
+    // warm-up; `warmup` holds what ran).
+    col("warmup_truncation", |r| {
+        r.truncation.map(|t| t.to_string()).unwrap_or_default()
+    }),
+    // Dispatch policies with per-request state (jsq, pod, jiq, central with
+    // routers > 1): the most requests one replication held at once, which
+    // shows how far an unstable point's queue grew (empty for the others).
+    col("max_in_system", |r| {
+        r.max_in_system.map(|n| n.to_string()).unwrap_or_default()
+    }),
+    // Why the point has no statistics (empty when it has them): see
+    // `Row::fields`.
+    col("error", |r| r.error.unwrap_or_default().to_string()),
+];
+
+/// The result columns a row keeps when its point failed (`Row::error`):
+/// what was asked and how long it ran, the analytic baseline, how far the
+/// queue grew and the error. The statistics (every other result column,
+/// including any added later) are left empty.
+const KEPT_ON_ERROR: &[&str] = &[
+    "reps",
+    "customers",
+    "warmup",
+    "seed",
+    "backend",
+    "seconds",
+    "analytic_mean_wait",
+    "analytic_p99_wait",
+    "analytic_method",
+    "max_in_system",
+    "error",
 ];
 
 const fn col(name: &'static str, value: fn(&Row) -> String) -> Column {
@@ -124,9 +173,67 @@ pub fn axis_fields(p: &GridPoint) -> Vec<(usize, String)> {
         .collect()
 }
 
+/// The columns `--quantiles` appends after [`COLUMNS`], in the order given:
+/// `q{q}_wait` and its `q{q}_wait_ci95` for each `q`, `q` written as the
+/// shortest decimal that reads back to it (`0.9999` → `q0.9999_wait`).
+/// Distinct from the built-in `p99_wait` names, so `--quantiles 0.99`
+/// never clashes with them.
+pub fn quantile_columns(quantiles: &[f64]) -> Vec<String> {
+    quantiles
+        .iter()
+        .flat_map(|q| [format!("q{q}_wait"), format!("q{q}_wait_ci95")])
+        .collect()
+}
+
+/// The values of [`quantile_columns`] for one point, from its per-section
+/// wait histograms (`PointResult::hist`), by the same code as `p99_wait`
+/// and its CI ([`crate::stats::wait_percentile`]).
+pub fn quantile_fields(
+    quantiles: &[f64],
+    sections: &[Vec<u64>],
+    scale: f64,
+    max_wait: f64,
+) -> Vec<String> {
+    if quantiles.is_empty() {
+        return Vec::new();
+    }
+    let bins = crate::contract::HIST_BINS as usize;
+    let mut pooled = vec![0u64; bins];
+    for s in sections {
+        for (p, &c) in pooled.iter_mut().zip(s.iter()) {
+            *p += c;
+        }
+    }
+    let batches: Vec<&[u64]> = sections.iter().map(Vec::as_slice).collect();
+    quantiles
+        .iter()
+        .flat_map(|&q| {
+            let (estimate, ci) =
+                crate::stats::wait_percentile(&pooled, &batches, q, scale, max_wait);
+            [num(estimate), opt(ci)]
+        })
+        .collect()
+}
+
 /// Index of the column `name` in [`COLUMNS`].
 pub fn column_index(name: &str) -> Option<usize> {
     COLUMNS.iter().position(|c| *c == name)
+}
+
+/// The points of `rows` (CSV rows, fields in [`COLUMNS`] order) whose
+/// `error` column is set, in increasing order.
+pub fn failed_points(rows: &[Vec<String>]) -> Vec<u32> {
+    let (point, error) = (
+        column_index("point").expect("a column"),
+        column_index("error").expect("a column"),
+    );
+    let mut failed: Vec<u32> = rows
+        .iter()
+        .filter(|r| r.get(error).is_some_and(|e| !e.is_empty()))
+        .filter_map(|r| r.get(point)?.parse().ok())
+        .collect();
+    failed.sort_unstable();
+    failed
 }
 
 /// Columns whose values depend on the machine, not the spec and seed.
@@ -175,6 +282,12 @@ pub struct Row<'a> {
     pub seconds: f64,
     /// `--precision` only: whether the point's CIs reached it.
     pub converged: Option<bool>,
+    /// `--warmup auto` only: the truncation the pilot's MSER chose.
+    pub truncation: Option<u32>,
+    /// See [`crate::run::PointResult::max_in_system`].
+    pub max_in_system: Option<u32>,
+    /// Why the point failed: its statistics columns are empty.
+    pub error: Option<&'a str>,
 }
 
 impl Row<'_> {
@@ -184,6 +297,9 @@ impl Row<'_> {
             .iter()
             .map(|c| match c.value {
                 Value::Axis(f) => f(self.point),
+                Value::Result(_) if self.error.is_some() && !KEPT_ON_ERROR.contains(&c.name) => {
+                    String::new()
+                }
                 Value::Result(f) => f(self),
             })
             .collect()
@@ -199,12 +315,108 @@ impl Row<'_> {
         }
     }
 
-    /// (simulated − analytic) / analytic mean wait, where the baseline is > 0.
+    /// (simulated − analytic) / analytic mean wait, where the baseline is
+    /// > 0 and the simulation resolves the mean (see [`Resolution`]).
     fn rel_err_mean_wait(&self) -> Option<f64> {
+        if !resolves_mean_wait(self.stats) {
+            return None;
+        }
         self.analytic
             .mean_wait
             .filter(|&m| m > 0.0)
             .map(|m| (self.stats.mean_wait - m) / m)
+    }
+
+    fn resolution(&self) -> Resolution {
+        Resolution::of(self.point, self.stats, self.analytic)
+    }
+}
+
+/// Whether a run resolves its mean wait: someone waited and the 95% CI of
+/// the mean stops short of 0. When nobody waited the mean is 0 ± 0, a CI
+/// that excludes any positive truth; when the CI reaches 0 the run cannot
+/// tell the mean from 0, so a relative error says nothing.
+pub fn resolves_mean_wait(s: &PointStats) -> bool {
+    s.waited > 0
+        && s.mean_wait_ci95
+            .is_some_and(|hw| hw > 0.0 && hw < s.mean_wait)
+}
+
+/// The standard error behind a 95% Student t half-width over `reps`
+/// replications.
+pub fn standard_error(half_width: f64, reps: usize) -> Option<f64> {
+    (reps >= 2).then(|| half_width / crate::stats::student_t_quantile(0.975, (reps - 1) as f64))
+}
+
+/// What a row can say about its mean wait against the baseline.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Resolution {
+    /// Where nobody waited: the one-sided 95% Clopper–Pearson bound on
+    /// P(wait > 0), treating the recorded customers as independent trials
+    /// (where waits are this rare they come singly or in short bursts, so
+    /// strictly it bounds the rate of such bursts).
+    pub p_wait_upper95: Option<f64>,
+    /// Where nobody waited and the baseline is exact: that bound times the
+    /// exact mean wait of those who wait, E[W | W > 0] (see
+    /// [`conditional_mean_wait`]), since E[W] = P(W > 0) E[W | W > 0].
+    pub mean_wait_upper95: Option<f64>,
+    /// (simulated − exact) / standard error of the simulated mean, where
+    /// the baseline is exact (`exact:` methods) and the standard error is
+    /// positive.
+    pub z_mean_wait: Option<f64>,
+}
+
+impl Resolution {
+    pub fn of(point: &GridPoint, s: &PointStats, b: &Baseline) -> Resolution {
+        let exact = b.method.starts_with("exact:");
+        let p_wait_upper95 = if s.waited == 0 {
+            crate::stats::binomial_upper_bound(0, s.recorded, 0.95)
+        } else {
+            None
+        };
+        let mean_wait_upper95 = p_wait_upper95
+            .zip(conditional_mean_wait(point, b))
+            .map(|(p, w)| p * w);
+        let z_mean_wait = match (exact, b.mean_wait, s.mean_wait_ci95) {
+            (true, Some(m), Some(hw)) if s.waited > 0 && hw > 0.0 => {
+                standard_error(hw, s.reps).map(|se| (s.mean_wait - m) / se)
+            }
+            _ => None,
+        };
+        Resolution {
+            p_wait_upper95,
+            mean_wait_upper95,
+            z_mean_wait,
+        }
+    }
+}
+
+/// E[W | W > 0] of the queue simulated, where its baseline is exact and
+/// says it: with Poisson arrivals and exponential service on c servers the
+/// wait of those who wait is exponential with rate cμ − λ, mean
+/// E[S] / (c (1 − ρ)) (Kleinrock 1975, §3.6; Gross and Harris 1998, §2.3);
+/// for M/G/1 P(W > 0) = ρ (PASTA), so E[W | W > 0] = E[W] / ρ (Kleinrock
+/// 1975, §5.6). None for the other methods.
+pub fn conditional_mean_wait(point: &GridPoint, b: &Baseline) -> Option<f64> {
+    use crate::routing::Routing;
+    let rho = point.rho;
+    if !(rho > 0.0 && rho < 1.0) {
+        return None;
+    }
+    match b.method.as_str() {
+        "exact:mm1" | "exact:erlang_c" => {
+            // c: the servers of the one queue a customer joins (the whole
+            // pool for central and lwl, a dyno's workers otherwise).
+            let c = match point.routing {
+                Routing::Central | Routing::Lwl => {
+                    f64::from(point.servers) * f64::from(point.workers)
+                }
+                _ => f64::from(point.workers),
+            };
+            Some(point.service.mean() / (c * (1.0 - rho)))
+        }
+        "exact:pollaczek_khinchine" | "exact:md1" => b.mean_wait.map(|m| m / rho),
+        _ => None,
     }
 }
 
@@ -230,6 +442,12 @@ impl CsvSink {
     /// Create `path`. An existing file is refused unless `force`, so no
     /// earlier result is ever overwritten silently.
     pub fn create(path: &Path, force: bool) -> Result<Self> {
+        Self::create_with(path, force, &[])
+    }
+
+    /// [`CsvSink::create`] with `extra` columns after [`COLUMNS`] in the
+    /// header (`--quantiles`).
+    pub fn create_with(path: &Path, force: bool, extra: &[String]) -> Result<Self> {
         let mut opts = OpenOptions::new();
         opts.write(true);
         if force {
@@ -266,26 +484,36 @@ impl CsvSink {
             file.set_len(0)
                 .with_context(|| format!("truncating {}", path.display()))?;
         }
-        Self::from_file(path, file, true)
+        Self::from_file(path, file, Some(extra))
     }
 
     /// Open an existing CSV to add rows after its last one (`--resume`). An
     /// empty file gets the header first. The caller has checked the file
     /// (see `resume::scan_csv`): its rows are whole and its header is ours.
     pub fn append(path: &Path) -> Result<Self> {
+        Self::append_with(path, &[])
+    }
+
+    /// [`CsvSink::append`] to a CSV with `extra` columns (`--quantiles`).
+    pub fn append_with(path: &Path, extra: &[String]) -> Result<Self> {
         let file = OpenOptions::new()
             .append(true)
             .open(path)
             .map_err(|e| UsageError(format!("out: cannot open '{}': {e}", path.display())))?;
         let empty = file.metadata()?.len() == 0;
-        Self::from_file(path, file, empty)
+        Self::from_file(path, file, empty.then_some(extra))
     }
 
-    /// A sink writing to `file`, starting with the header when `header`.
-    fn from_file(path: &Path, file: File, header: bool) -> Result<Self> {
+    /// A sink writing to `file`, starting with the header (with `extra`
+    /// columns) when `header` is given.
+    fn from_file(path: &Path, file: File, header: Option<&[String]>) -> Result<Self> {
         let mut writer = csv::Writer::from_writer(file);
-        if header {
-            writer.write_record(COLUMNS)?;
+        if let Some(extra) = header {
+            let names = COLUMNS
+                .iter()
+                .copied()
+                .chain(extra.iter().map(String::as_str));
+            writer.write_record(names)?;
             writer.flush()?;
         }
         Ok(Self {
@@ -324,12 +552,16 @@ impl CsvSink {
     }
 }
 
-/// The aligned table printed after a run: the columns a reader checks first.
+/// The aligned table printed after a run: the columns a reader checks first,
+/// and every other axis whose values vary between the rows (choices,
+/// routers, workers, arrival, lambda, service), so no two rows look alike.
 pub fn summary_table(rows: &[Vec<String>]) -> String {
-    const SHOWN: [&str; 10] = [
-        "point",
-        "routing",
-        "servers",
+    const FIRST: [&str; 3] = ["point", "routing", "servers"];
+    /// Shown only when their values vary, in grid order.
+    const VARYING: [&str; 6] = [
+        "choices", "routers", "workers", "arrival", "lambda", "service",
+    ];
+    const LAST: [&str; 7] = [
         "rho",
         "mean_wait",
         "mean_wait_ci95",
@@ -338,11 +570,25 @@ pub fn summary_table(rows: &[Vec<String>]) -> String {
         "analytic_mean_wait",
         "rel_err_mean_wait",
     ];
-    let idx: Vec<usize> = SHOWN
+    let varies = |name: &str| {
+        let i = column_index(name).expect("known column");
+        let mut values = rows.iter().map(|r| r.get(i));
+        let first = values.next();
+        values.any(|v| v != first.flatten())
+    };
+    let shown: Vec<&str> = FIRST
+        .iter()
+        .copied()
+        .chain(VARYING.iter().copied().filter(|c| varies(c)))
+        .chain(LAST)
+        .collect();
+    // Text columns read best left-aligned (the first three as always).
+    let left = |c: usize| c < FIRST.len() || matches!(shown[c], "arrival" | "service");
+    let idx: Vec<usize> = shown
         .iter()
         .map(|c| column_index(c).expect("known column"))
         .collect();
-    let mut table: Vec<Vec<String>> = vec![SHOWN.iter().map(|s| s.to_string()).collect()];
+    let mut table: Vec<Vec<String>> = vec![shown.iter().map(|s| s.to_string()).collect()];
     for r in rows {
         table.push(
             idx.iter()
@@ -350,8 +596,14 @@ pub fn summary_table(rows: &[Vec<String>]) -> String {
                 .collect(),
         );
     }
-    let widths: Vec<usize> = (0..SHOWN.len())
-        .map(|c| table.iter().map(|r| r[c].len()).max().unwrap_or(0))
+    let widths: Vec<usize> = (0..shown.len())
+        .map(|c| {
+            table
+                .iter()
+                .map(|r| r[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = String::new();
     for r in &table {
@@ -359,7 +611,7 @@ pub fn summary_table(rows: &[Vec<String>]) -> String {
             .iter()
             .enumerate()
             .map(|(c, v)| {
-                if c < 3 {
+                if left(c) {
                     format!("{v:<w$}", w = widths[c])
                 } else {
                     format!("{v:>w$}", w = widths[c])
@@ -462,6 +714,56 @@ mod tests {
         assert_eq!(num(150.0), "150");
         assert_eq!(num(2.5e-9), "2.500000e-9");
         assert_eq!(num(f64::NAN), "");
+    }
+
+    #[test]
+    fn the_summary_shows_every_axis_that_varies() {
+        let row = |point: &str, workers: &str, service: &str| {
+            let mut r = vec![String::new(); COLUMNS.len()];
+            for (name, v) in [
+                ("point", point),
+                ("routing", "random"),
+                ("servers", "4"),
+                ("workers", workers),
+                ("lambda", "2"),
+                ("service", service),
+                ("mean_wait", "0.5"),
+            ] {
+                r[column_index(name).unwrap()] = v.to_string();
+            }
+            r
+        };
+        let same = summary_table(&[row("0", "1", "exp"), row("1", "1", "exp")]);
+        let header = same.lines().next().unwrap();
+        assert!(
+            header.starts_with("point  routing  servers  rho  mean_wait"),
+            "{same}"
+        );
+        let varied = summary_table(&[row("0", "1", "exp"), row("1", "2", "det(value=1)")]);
+        let header: Vec<&str> = varied.lines().next().unwrap().split_whitespace().collect();
+        assert_eq!(
+            header[..6],
+            ["point", "routing", "servers", "workers", "service", "rho"],
+            "{varied}"
+        );
+        assert!(
+            varied.lines().nth(2).unwrap().contains("det(value=1)"),
+            "{varied}"
+        );
+    }
+
+    #[test]
+    fn quantile_columns_are_named_by_their_probability() {
+        assert_eq!(
+            quantile_columns(&[0.5, 0.9999]),
+            [
+                "q0.5_wait",
+                "q0.5_wait_ci95",
+                "q0.9999_wait",
+                "q0.9999_wait_ci95"
+            ]
+        );
+        assert!(quantile_fields(&[], &[], 1.0, 1.0).is_empty());
     }
 
     #[test]

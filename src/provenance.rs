@@ -121,6 +121,11 @@ pub struct Meta {
     pub first_started: String,
     /// What the last invocation stopped on, if anything.
     pub error: Option<String>,
+    /// Points whose rows carry an error (their `error` column; no
+    /// statistics): the sweep went on without them, `--resume` runs them
+    /// again.
+    #[serde(default)]
+    pub failed_points: Vec<u32>,
     /// Earlier invocations that wrote to the same CSV (`--resume`).
     #[serde(default)]
     pub previous_runs: Vec<Invocation>,

@@ -73,23 +73,31 @@ impl Stream {
     }
 
     /// Uniform on (0, 1]: 24 random bits, exactly representable in f32 on every
-    /// backend; never 0, so `-ln(u)` is always finite.
+    /// backend; never 0, so `-ln(u)` is always finite. Its tail stops at
+    /// 2^-24: for the acceptance tests of rejection samplers, where that is
+    /// harmless; inversion samplers use [`Stream::uniform_full`].
     #[inline(always)]
     pub fn uniform_open0(&mut self) -> f32 {
         ((self.next_u32() >> 8) + 1) as f32 * (1.0 / 16_777_216.0)
     }
 
-    /// Uniform on [0, 1): 24 random bits.
+    /// Uniform on [0, 1): 24 random bits (bounded laws: uniform, empirical).
     #[inline(always)]
     pub fn uniform_closed0(&mut self) -> f32 {
         (self.next_u32() >> 8) as f32 * (1.0 / 16_777_216.0)
     }
 
-    /// Uniform on the open interval (0, 1), symmetric about 1/2: for inverse
-    /// CDFs that are infinite at both ends (the normal).
+    /// The full-range uniform on [2^-65, 1) (see [`uniform_full_rare`]) and
+    /// the last word drawn, whose bit 0 the uniform leaves unused.
     #[inline(always)]
-    pub fn uniform_open(&mut self) -> f32 {
-        ((self.next_u32() >> 9) as f32 + 0.5) * (1.0 / 8_388_608.0)
+    pub fn uniform_full(&mut self) -> (f32, u32) {
+        let w = self.next_u32();
+        if w >= FULL_RARE {
+            (uniform_full_common(w), w)
+        } else {
+            let w2 = self.next_u32();
+            (uniform_full_rare(w, w2), w2)
+        }
     }
 
     /// The raw state, for tests comparing against the WGSL twin.
@@ -200,11 +208,80 @@ impl<const N: usize> Lanes<N> {
             .map(|x| (x >> 8) as f32 * (1.0 / 16_777_216.0))
     }
 
+    /// [`Stream::uniform_full`] in every lane: the uniforms and each lane's
+    /// last word. The common path is one word and a conversion, as
+    /// [`Lanes::uniform_closed0`]; the lanes whose first word is below
+    /// [`FULL_RARE`] (probability 2^-9 each) draw their second word under a
+    /// mask, off the vectorised path.
     #[inline(always)]
-    pub fn uniform_open(&mut self) -> [f32; N] {
-        self.next_u32()
-            .map(|x| ((x >> 9) as f32 + 0.5) * (1.0 / 8_388_608.0))
+    pub fn uniform_full(&mut self) -> ([f32; N], [u32; N]) {
+        let w = self.next_u32();
+        let u = w.map(uniform_full_common);
+        // A min-reduction, not `any`, so the test stays one vector compare.
+        if w.iter().fold(u32::MAX, |a, &x| a.min(x)) >= FULL_RARE {
+            return (u, w);
+        }
+        self.uniform_full_refine(w, u)
     }
+
+    /// The rare path of [`Lanes::uniform_full`], kept out of line.
+    #[cold]
+    #[inline(never)]
+    fn uniform_full_refine(&mut self, w: [u32; N], mut u: [f32; N]) -> ([f32; N], [u32; N]) {
+        let rare = w.map(|x| x < FULL_RARE);
+        let w2 = self.masked(&rare, Lanes::next_u32);
+        let mut last = w;
+        for l in 0..N {
+            if rare[l] {
+                u[l] = uniform_full_rare(w[l], w2[l]);
+                last[l] = w2[l];
+            }
+        }
+        (u, last)
+    }
+}
+
+/// First words below this take the rare path of the full-range uniform.
+pub const FULL_RARE: u32 = 1 << 23;
+
+/// The full-range uniform's common path: a first word `w >= FULL_RARE`
+/// gives `u = (w >> 8) 2^-24`, on the grid of step 2^-24 in [2^-9, 1).
+///
+/// Why a full-range uniform: inversion samplers send the smallest uniforms
+/// to the law's tail (`-ln u`, the normal quantile, Pareto's `u^(-1/alpha)`),
+/// and a 24-bit uniform stops at 2^-24, which truncates heavy-tailed laws
+/// where their second moment lives (lognormal scv 100: -10% of E[S^2]).
+/// This uniform has the f32 resolution everywhere instead: it is the 64-bit
+/// binary fraction of two words rounded down to 24 significant bits, as in
+/// Downey, "Generating pseudo-random floating-point values" (2007) and
+/// Campbell, "Uniform random floats" (2014), except that the common path
+/// keeps a fixed point grid and one word (relative step at most 2^-15).
+#[inline(always)]
+pub fn uniform_full_common(w: u32) -> f32 {
+    (w >> 8) as f32 * (1.0 / 16_777_216.0)
+}
+
+/// The full-range uniform's rare path (`w1 < FULL_RARE`, probability 2^-9):
+/// the leading zeros of the 64-bit fraction `w1:w2` set the binade
+/// `[2^-(k+1), 2^-k)` and the 23 bits after the leading one the mantissa,
+/// so `P(u < x) = x` to within one f32 ulp of `x` for every `x >= 2^-40`.
+/// Below 2^-40 (probability 2^-40) the grid coarsens: the mantissa runs out
+/// of bits, down to `u = 2^-65` when both words are 0. Bit 0 of `w2` is never
+/// used: callers take it as a free random bit (the normal's sign).
+#[inline(always)]
+pub fn uniform_full_rare(w1: u32, w2: u32) -> f32 {
+    debug_assert!(w1 < FULL_RARE);
+    let (k, m) = if w1 != 0 {
+        // 9 <= k <= 31: the mantissa takes 31 - k bits of w1, k - 8 of w2.
+        let k = w1.leading_zeros();
+        let hi = (w1 << k) | (w2 >> (32 - k));
+        (k, (hi >> 8) & 0x7f_ffff)
+    } else {
+        let v = w2 & !1;
+        let k2 = v.leading_zeros(); // 32 when v == 0
+        (32 + k2, (v.wrapping_shl(k2 & 31) >> 8) & 0x7f_ffff)
+    };
+    f32::from_bits(((126 - k) << 23) | m)
 }
 
 #[cfg(test)]
@@ -261,19 +338,85 @@ mod tests {
     fn uniforms_are_in_range_and_mean_half() {
         let mut s = Stream::new(7, 3, 5);
         let n = 200_000;
-        let (mut sum_a, mut sum_b) = (0.0f64, 0.0f64);
+        let (mut sum_a, mut sum_b, mut sum_c) = (0.0f64, 0.0f64, 0.0f64);
         for _ in 0..n {
             let a = s.uniform_open0();
             let b = s.uniform_closed0();
-            let c = s.uniform_open();
+            let (c, _) = s.uniform_full();
             assert!(a > 0.0 && a <= 1.0);
             assert!((0.0..1.0).contains(&b));
             assert!(c > 0.0 && c < 1.0);
             sum_a += f64::from(a);
             sum_b += f64::from(b);
+            sum_c += f64::from(c);
         }
         // sd of the mean of n uniforms is 0.2887/sqrt(n) = 6.5e-4; 5 sd.
         assert!((sum_a / n as f64 - 0.5).abs() < 3.3e-3);
         assert!((sum_b / n as f64 - 0.5).abs() < 3.3e-3);
+        assert!((sum_c / n as f64 - 0.5).abs() < 3.3e-3);
+    }
+
+    /// The 64-bit fraction `w1:w2 / 2^64` (bit 0 of `w2` cleared) rounded
+    /// down to 24 significant bits, in exact integer arithmetic: what the
+    /// full-range uniform's rare path must give.
+    fn truncated_fraction(w1: u32, w2: u32) -> f32 {
+        let w = (u64::from(w1) << 32) | u64::from(w2 & !1);
+        if w == 0 {
+            return f32::from_bits(62 << 23);
+        }
+        let k = w.leading_zeros();
+        // 24 significant bits from the leading one down (zeros past bit 0).
+        let top = (w << k) >> 40;
+        (top as f64 * 2f64.powi(-(24 + k as i32))) as f32
+    }
+
+    #[test]
+    fn full_uniform_rare_path_is_the_truncated_64_bit_fraction() {
+        let mut s = Stream::new(3, 1, 4);
+        for i in 0..200_000u32 {
+            let w2 = s.next_u32();
+            // First words of every length below FULL_RARE, and zero.
+            let w1 = match i % 24 {
+                0 => 0,
+                b => s.next_u32() >> (8 + b),
+            };
+            let u = uniform_full_rare(w1, w2);
+            assert_eq!(u, truncated_fraction(w1, w2), "w1 {w1:#x} w2 {w2:#x}");
+            assert!(u > 0.0 && u < 2f32.powi(-9));
+            // Bit 0 of w2 is free: it never changes the uniform.
+            assert_eq!(u, uniform_full_rare(w1, w2 ^ 1));
+        }
+        // Full resolution down to 2^-40: a step of one ulp is 2^-23 relative.
+        let u = uniform_full_rare(1 << 4, 1 << 13);
+        assert_eq!(u, 2f32.powi(-28) * (1.0 + 2f32.powi(-23)));
+        assert_eq!(uniform_full_rare(0, 0), 2f32.powi(-65));
+    }
+
+    #[test]
+    fn full_uniform_common_path_is_the_24_bit_grid() {
+        for w in [FULL_RARE, FULL_RARE + 255, 0x8000_0000, u32::MAX] {
+            assert_eq!(uniform_full_common(w), (w >> 8) as f32 / 16_777_216.0);
+        }
+        assert_eq!(uniform_full_common(FULL_RARE), 2f32.powi(-9));
+        assert_eq!(uniform_full_common(u32::MAX), 1.0 - 2f32.powi(-24));
+    }
+
+    #[test]
+    fn full_uniform_lanes_match_streams_and_hit_the_rare_path() {
+        let reps = [0, 1, 2, 3, 10, 11, 12, 99];
+        let mut lanes = Lanes::<8>::new(5, 2, reps);
+        let mut single: Vec<Stream> = reps.iter().map(|&r| Stream::new(5, 2, r)).collect();
+        let mut rare = 0;
+        for _ in 0..20_000 {
+            let (u, last) = lanes.uniform_full();
+            for (l, s) in single.iter_mut().enumerate() {
+                let (v, w) = s.uniform_full();
+                assert_eq!((u[l].to_bits(), last[l]), (v.to_bits(), w));
+                rare += usize::from(v < 2f32.powi(-9));
+            }
+        }
+        // 160000 draws, 2^-9 of them rare: 312 expected, sd 18.
+        assert!((220..=410).contains(&rare), "{rare} rare draws");
+        assert_eq!(lanes.lane(3), single[3]);
     }
 }

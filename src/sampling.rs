@@ -6,12 +6,19 @@
 //! function here has a WGSL namesake.
 //!
 //! Samplers (all f32):
-//! - exponential, Weibull, bounded Pareto, hyperexponential, uniform and
-//!   empirical laws by inversion (one word per draw, two for hyperexp);
+//! - exponential, Weibull, bounded Pareto, hyperexponential and the
+//!   geometric thinning count by inversion of the full-range uniform
+//!   ([`Lanes::uniform_full`]: one word, two with probability 2^-9), so the
+//!   draws reach the law's tail down to probability 2^-40 at full f32
+//!   resolution instead of stopping at 2^-24;
+//! - uniform and empirical laws (bounded) by inversion of a 24-bit uniform;
 //! - the normal by Giles' single-precision `erfinv` ("Approximating the erfinv
-//!   function", GPU Computing Gems Jade, 2011), so a lognormal costs one word;
+//!   function", GPU Computing Gems Jade, 2011) of a full-range uniform with a
+//!   random sign, plus a far-tail branch fitted for this project (see
+//!   [`normal_abs`]), so a lognormal costs one word and reaches |z| = 9.3;
 //! - the gamma by Marsaglia and Tsang, "A simple method for generating gamma
-//!   variables", ACM TOMS 26(3), 2000, with the `U^(1/a)` boost for a < 1.
+//!   variables", ACM TOMS 26(3), 2000, with the `U^(1/a)` boost for a < 1
+//!   taken as `exp(ln(1 - V)/a)` of a full-range `V`, exact for tiny shapes.
 
 use crate::contract::{rep_status, Law, LawKind, PointParams, Thinning};
 use crate::contract::{ERLANG_DIRECT_MAX, GAMMA_MAX_TRIES, GEOMETRIC_CAP};
@@ -89,13 +96,24 @@ pub fn fast_exp(x: f32) -> f32 {
     }
 }
 
-/// sqrt(2) · erfinv(2u − 1): the standard normal quantile at `u` ∈ (0, 1).
+/// Giles' `w = −ln(1 − x²)` at `x = 1 − u`, computed as `−ln(u (2 − u))`
+/// so that it keeps full precision for tiny `u`.
 #[inline(always)]
-pub fn normal_quantile(u: f32) -> f32 {
-    let x = 2.0 * u - 1.0;
-    // w = −ln(1 − x²) computed as −ln(4u(1 − u)) to avoid cancellation.
-    let w = -fast_ln(4.0 * u * (1.0 - u));
-    // Both branches' polynomials, then a select: lanes run in lock step.
+fn giles_w(u: f32) -> f32 {
+    -fast_ln(u * (2.0 - u))
+}
+
+/// Where [`normal_abs`] switches to its far-tail branch: `w >= 16`, i.e.
+/// `u < 1.1e-7`, beyond the range Giles fitted his single-precision tail to
+/// (`u >= 2^-24`); that polynomial is off by 3e-5 at `u = 2^-28` and by 50%
+/// at `u = 2^-64`.
+pub const FAR_W: f32 = 16.0;
+
+/// Giles' two single-precision branches of `sqrt(2) erfinv(1 − u)`, for
+/// `w = giles_w(u) < FAR_W`: both polynomials, then a select, so lanes run
+/// in lock step.
+#[inline(always)]
+fn normal_abs_near(u: f32, w: f32) -> f32 {
     let central = {
         let w = w - 2.5;
         let mut p = 2.810_226_4e-8_f32;
@@ -121,7 +139,130 @@ pub fn normal_quantile(u: f32) -> f32 {
         2.832_976_8 + p * w
     };
     let p = if w < 5.0 { central } else { tail };
-    std::f32::consts::SQRT_2 * p * x
+    std::f32::consts::SQRT_2 * p * (1.0 - u)
+}
+
+/// The far-tail branch of `sqrt(2) erfinv(1 − u)` (`w >= FAR_W`): a degree-6
+/// Chebyshev fit of `erfinv(x)/x` in `sqrt(w) − 5.5` over `w` in [16, 48]
+/// (`u` down to 2^-69), computed with mpmath for this project in the form of
+/// Giles' tail branch; within 1.7e-7 relative in f32.
+#[inline(always)]
+fn normal_abs_far(u: f32, w: f32) -> f32 {
+    let w = w.sqrt() - 5.5;
+    let mut p = 2.681_795e-6_f32;
+    p = -1.194_021_75e-5 + p * w;
+    p = 3.944_894e-5 + p * w;
+    p = -1.006_984_9e-4 + p * w;
+    p = -3.678_513_2e-4 + p * w;
+    p = 1.010_032_5 + p * w;
+    p = 5.354_999 + p * w;
+    std::f32::consts::SQRT_2 * p * (1.0 - u)
+}
+
+/// `|Z|` of a standard normal `Z` at two-sided tail probability `u`:
+/// `P(|Z| > normal_abs(u)) = u`, i.e. `sqrt(2) erfinv(1 − u)`, for `u` in
+/// (0, 1]. With the full-range uniform (`u >= 2^-65`) it reaches 9.3.
+#[inline(always)]
+pub fn normal_abs(u: f32) -> f32 {
+    let w = giles_w(u);
+    if w < FAR_W {
+        normal_abs_near(u, w)
+    } else {
+        normal_abs_far(u, w)
+    }
+}
+
+/// [`normal_abs`] in every lane: the near branches vectorised, the far tail
+/// (probability 1.1e-7 a lane) patched lane by lane.
+#[inline(always)]
+pub fn normal_abs_lanes<const N: usize>(u: [f32; N]) -> [f32; N] {
+    let mut w = [0.0f32; N];
+    let mut z = [0.0f32; N];
+    for l in 0..N {
+        w[l] = giles_w(u[l]);
+        z[l] = normal_abs_near(u[l], w[l]);
+    }
+    if w.iter().fold(0.0f32, |a, &x| a.max(x)) >= FAR_W {
+        for l in 0..N {
+            if w[l] >= FAR_W {
+                z[l] = normal_abs_far(u[l], w[l]);
+            }
+        }
+    }
+    z
+}
+
+/// `z` with its sign flipped where bit 0 of `word` is set: the normal's
+/// random sign, from the bit the full-range uniform leaves unused.
+#[inline(always)]
+pub fn signed(z: f32, word: u32) -> f32 {
+    f32::from_bits(z.to_bits() ^ ((word & 1) << 31))
+}
+
+/// A standard normal in every lane: one full-range uniform (its tail
+/// probability) and its spare bit (the sign).
+#[inline(always)]
+pub fn normals<const N: usize>(streams: &mut Lanes<N>) -> [f32; N] {
+    let (u, last) = streams.uniform_full();
+    let z = normal_abs_lanes(u);
+    std::array::from_fn(|l| signed(z[l], last[l]))
+}
+
+/// `ln(1 − v)` for `v` in [0, 1), accurate where `1 − v` rounds: the
+/// series `−v (1 + v/2 + ... + v⁶/7)` below 1/16 (truncation error below
+/// `v⁷/8 <= 2^-31` relative), the logarithm of `1 − v <= 15/16` above,
+/// where a GPU's `log` (absolute error up to 2^-21 near 1) is still good
+/// to 1e-6 relative. Branch-free.
+#[inline(always)]
+pub fn ln_1m(v: f32) -> f32 {
+    let mut p = 1.0 / 7.0;
+    p = 1.0 / 6.0 + v * p;
+    p = 0.2 + v * p;
+    p = 0.25 + v * p;
+    p = 1.0 / 3.0 + v * p;
+    p = 0.5 + v * p;
+    p = 1.0 + v * p;
+    let series = -v * p;
+    let direct = fast_ln(1.0 - v);
+    if v < 0.0625 {
+        series
+    } else {
+        direct
+    }
+}
+
+/// Weibull from a full-range uniform: `scale · (−ln u)^(1/shape)` with
+/// `p[0]` the scale and `p[1] = 1/shape` (`u < 1`, so `−ln u > 0`).
+#[inline(always)]
+pub fn weibull_of(law: &Law, u: f32) -> f32 {
+    let e = -fast_ln(u);
+    law.p[0] * fast_exp(law.p[1] * fast_ln(e))
+}
+
+/// Bounded Pareto from a full-range uniform, by inversion of
+/// `P(X > x) = ((L/x)^α − h)/q` with `h = (L/H)^α` and `q = 1 − h` computed
+/// in f64 on the host (`p = [α, L, h, q]`): `x = L (h + u q)^(−1/α)`. Small
+/// `u` gives the top of the support, where the second moment lives for
+/// `α < 2`, so it keeps the uniform's full resolution there. When `q < 1/2`
+/// (`h + u q` near 1, small `α ln(H/L)`), `ln(h + u q)` is taken as
+/// `ln(1 − q (1 − u))` by [`ln_1m`], which keeps its relative precision
+/// there (an error `δ` in it is `δ/α` in `ln x`, and a GPU's `log` is only
+/// good to an absolute 1e-7 near 1).
+#[inline(always)]
+pub fn pareto_of(law: &Law, u: f32) -> f32 {
+    let (alpha, lo, h, q) = (law.p[0], law.p[1], law.p[2], law.p[3]);
+    let ln_r = if q < 0.5 {
+        ln_1m(q * (1.0 - u))
+    } else {
+        fast_ln(h + u * q)
+    };
+    lo * fast_exp(-ln_r / alpha)
+}
+
+/// Lognormal `exp(p[0] + p[1] z)` of a standard normal `z`.
+#[inline(always)]
+pub fn lognormal_of(law: &Law, z: f32) -> f32 {
+    fast_exp(law.p[0] + law.p[1] * z)
 }
 
 /// Sampling state of `N` replications run in lock step: their streams and
@@ -159,16 +300,17 @@ impl<'a, const N: usize> Sampler<'a, N> {
         }
     }
 
-    /// Exponential with the given mean, by inversion.
+    /// Exponential with the given mean, by inversion of the full-range
+    /// uniform: `−mean ln u`, which reaches 45 means.
     #[inline(always)]
     pub fn exponential(&mut self, mean: f32) -> [f32; N] {
-        lanes!(self.streams.uniform_open0(), |u| -mean * fast_ln(u))
+        lanes!(self.streams.uniform_full().0, |u| -mean * fast_ln(u))
     }
 
     /// Exponential with a mean per lane.
     #[inline(always)]
     fn exponential_each(&mut self, mean: [f32; N]) -> [f32; N] {
-        let u = self.streams.uniform_open0();
+        let u = self.streams.uniform_full().0;
         let mut out = [0.0f32; N];
         for l in 0..N {
             out[l] = -mean[l] * fast_ln(u[l]);
@@ -212,9 +354,7 @@ impl<'a, const N: usize> Sampler<'a, N> {
             if !pending.contains(&true) {
                 break;
             }
-            let z = lanes!(self.streams.masked(&pending, Lanes::uniform_open), |u| {
-                normal_quantile(u)
-            });
+            let z = self.streams.masked(&pending, normals);
             let u = self.streams.masked(&pending, Lanes::uniform_open0);
             for l in 0..N {
                 let v = 1.0 + c * z[l];
@@ -234,9 +374,11 @@ impl<'a, const N: usize> Sampler<'a, N> {
             }
         }
         if boosted {
-            let u = self.streams.uniform_open0();
+            // U^(1/a) with U = 1 − V: for a tiny shape only U within about
+            // a of 1 matters, where V keeps the full-range resolution.
+            let v = self.streams.uniform_full().0;
             for l in 0..N {
-                result[l] *= fast_exp(fast_ln(u[l]) / shape);
+                result[l] *= fast_exp(ln_1m(v[l]) / shape);
             }
         }
         lanes!(result, |r| r * scale)
@@ -250,7 +392,7 @@ impl<'a, const N: usize> Sampler<'a, N> {
         }
         let mut log_sum = [0.0f32; N];
         for _ in 0..m {
-            let u = self.streams.uniform_open0();
+            let u = self.streams.uniform_full().0;
             for l in 0..N {
                 log_sum[l] += fast_ln(u[l]);
             }
@@ -281,24 +423,15 @@ impl<'a, const N: usize> Sampler<'a, N> {
             LawKind::Erlang => self.erlang(law.n, law.p[0]),
             LawKind::Gamma => self.gamma(law.p[0], law.p[1]),
             LawKind::HyperExp => {
-                let branch = self.streams.uniform_closed0();
+                // p[0] is the rare branch's probability (down to 2^-40 it is
+                // resolved by the full-range uniform to one part in 2^23).
+                let branch = self.streams.uniform_full().0;
                 let mean = branch.map(|b| if b < law.p[0] { law.p[1] } else { law.p[2] });
                 self.exponential_each(mean)
             }
-            LawKind::LogNormal => lanes!(self.streams.uniform_open(), |u| {
-                fast_exp(law.p[0] + law.p[1] * normal_quantile(u))
-            }),
-            LawKind::Weibull => lanes!(self.streams.uniform_open(), |u| {
-                let e = -fast_ln(u);
-                law.p[0] * fast_exp(law.p[1] * fast_ln(e))
-            }),
-            LawKind::Pareto => {
-                let (alpha, lo, hi) = (law.p[0], law.p[1], law.p[2]);
-                let q = 1.0 - fast_exp(alpha * fast_ln(lo / hi));
-                lanes!(self.streams.uniform_closed0(), |u| {
-                    lo * fast_exp(-fast_ln(1.0 - u * q) / alpha)
-                })
-            }
+            LawKind::LogNormal => lanes!(normals(&mut self.streams), |z| lognormal_of(law, z)),
+            LawKind::Weibull => lanes!(self.streams.uniform_full().0, |u| weibull_of(law, u)),
+            LawKind::Pareto => lanes!(self.streams.uniform_full().0, |u| pareto_of(law, u)),
             LawKind::Uniform => {
                 lanes!(self.streams.uniform_closed0(), |u| law.p[0] + law.p[1] * u)
             }
@@ -379,7 +512,7 @@ impl<'a, const N: usize> Sampler<'a, N> {
                             table: self.table,
                             status: [self.status[l]],
                         };
-                        let u = one.streams.uniform_open0()[0];
+                        let u = one.streams.uniform_full().0[0];
                         let m = 1.0 + (fast_ln(u) / ln_keep).floor();
                         let m = if m < GEOMETRIC_CAP as f32 {
                             m as u32
@@ -469,13 +602,14 @@ fn empirical(table: &[f32], u: f32) -> f32 {
     a + frac * (b - a)
 }
 
-/// ln(1 − 1/route_n) in f32, as the kernels compute it.
+/// ln(1 − 1/route_n) for random thinning: the host's f64 value the point
+/// carries ([`PointParams::with_ln_keep`]).
 pub fn ln_keep(p: &PointParams) -> f32 {
-    if p.route_n > 1 {
-        fast_ln(1.0 - 1.0 / p.route_n as f32)
-    } else {
-        -1.0
-    }
+    debug_assert!(
+        p.arrival.kind() == LawKind::Exp || p.ln_keep.to_bits() == p.host_ln_keep().to_bits(),
+        "PointParams::ln_keep not filled in (call with_ln_keep)"
+    );
+    p.ln_keep
 }
 
 #[cfg(test)]
@@ -578,11 +712,59 @@ mod tests {
     }
 
     #[test]
-    fn normal_quantile_matches_known_values() {
-        // Phi^-1(0.975) = 1.959964, Phi^-1(0.5) = 0, Phi^-1(1e-6) = -4.753424.
-        assert!((normal_quantile(0.975) - 1.959_964).abs() < 2e-5);
-        assert!(normal_quantile(0.5).abs() < 1e-6);
-        assert!((normal_quantile(1e-6) + 4.753_424).abs() < 5e-4);
+    fn normal_abs_matches_known_values() {
+        // Two-sided: P(|Z| > 1.959964) = 0.05, P(|Z| > 4.753424) = 2e-6.
+        assert!((normal_abs(0.05) - 1.959_964).abs() < 2e-5);
+        assert_eq!(normal_abs(1.0), 0.0);
+        assert!((normal_abs(2e-6) - 4.753_424).abs() < 5e-4);
+        // The far tail, against mpmath's sqrt(2) erfinv(1 − 2^-e) to 17
+        // digits: Giles' single-precision tail alone is off by 3e-5 at 2^-28
+        // and by 54% at 2^-64.
+        for (e, z) in [
+            (24, 5.419_983_174_916_868),
+            (28, 5.895_951_216_739_57),
+            (30, 6.120_756_285_971_941),
+            (40, 7.143_552_034_352_189),
+            (50, 8.041_399_959_096_542),
+            (60, 8.851_003_068_386_147),
+            (64, 9.155_293_772_686_073),
+            (65, 9.229_834_433_057_749),
+        ] {
+            let got = f64::from(normal_abs(2f32.powi(-e)));
+            assert!((got / z - 1.0).abs() < 1e-6, "2^-{e}: {got} vs {z}");
+        }
+    }
+
+    #[test]
+    fn normal_lanes_match_the_scalar_quantile() {
+        // Every branch, the far tail included, as the lanes compute it.
+        let mut u = [0.0f32; 8];
+        let mut x = 1.0f32;
+        while x > 1e-20 {
+            for (l, v) in u.iter_mut().enumerate() {
+                *v = x * (1.0 - 0.1 * l as f32);
+            }
+            let z = normal_abs_lanes(u);
+            for l in 0..8 {
+                assert_eq!(z[l].to_bits(), normal_abs(u[l]).to_bits(), "u {}", u[l]);
+            }
+            x *= 0.93;
+        }
+    }
+
+    #[test]
+    fn ln_1m_is_accurate_near_zero_and_one() {
+        let mut v = 1e-30f32;
+        while v < 1.0 {
+            let exact = (-f64::from(v)).ln_1p();
+            let got = f64::from(ln_1m(v));
+            // 1 − v rounds by up to 2^-25 just above the switch at 2^-7.
+            assert!(
+                ((got - exact) / exact).abs() < 5e-6,
+                "{v}: {got} vs {exact}"
+            );
+            v *= 1.01;
+        }
     }
 
     #[test]
@@ -610,7 +792,8 @@ mod tests {
             0.2146,
         );
         // bounded Pareto alpha 2 on [1, 10]: mean = 2(1 - 0.1)/(1 - 0.01) = 1.818182
-        assert_mean(law(LawKind::Pareto, [2.0, 1.0, 10.0, 0.0]), 1.818_182, 1.4);
+        // (alpha, L, (L/H)^alpha, 1 − (L/H)^alpha)
+        assert_mean(law(LawKind::Pareto, [2.0, 1.0, 0.01, 0.99]), 1.818_182, 1.4);
         assert_mean(law(LawKind::Uniform, [1.0, 2.0, 0.0, 0.0]), 2.0, 1.0 / 3.0);
         let mut emp = law(LawKind::Empirical, [0.0; 4]);
         emp.n = 3;
@@ -633,6 +816,29 @@ mod tests {
     }
 
     #[test]
+    fn ln_keep_is_the_f64_value() {
+        for r in [2u32, 5, 51, 100_000, 4_000_000_000] {
+            let p = PointParams {
+                arrival: law(LawKind::Uniform, [0.0, 2.0, 0.0, 0.0]),
+                thinning: Thinning::Random.code(),
+                route_n: r,
+                ..PointParams::default()
+            }
+            .with_ln_keep();
+            let exact = (-1.0 / f64::from(r)).ln_1p();
+            let got = f64::from(ln_keep(&p));
+            assert!(
+                (got / exact - 1.0).abs() < 6e-8,
+                "R = {r}: {got} vs {exact}"
+            );
+        }
+        // What the kernels computed before, ln of 1 − 1/R rounded to f32:
+        // 1.4e-3 off at R = 1e5.
+        let old = f64::from(fast_ln(1.0 - 1.0 / 1e5f32));
+        assert!((old / (-1e-5f64).ln_1p() - 1.0).abs() > 1e-3);
+    }
+
+    #[test]
     fn thinned_arrivals_have_scaled_means() {
         for (kind, thin) in [
             (LawKind::Exp, Thinning::Random),
@@ -645,7 +851,8 @@ mod tests {
                 thinning: thin.code(),
                 route_n: 5,
                 ..PointParams::default()
-            };
+            }
+            .with_ln_keep();
             if kind == LawKind::Exp {
                 p.arrival.p[0] = 1.0;
             }

@@ -103,7 +103,8 @@ fn the_gpu_peak_is_measured_and_above_a_kernel_rate() {
     let peak = gpu.peak_ops_per_second(0.05).unwrap();
     assert!(peak.is_finite() && peak > 1e9, "peak {peak}");
     let case = &standard_cases()[0];
-    let (customers, wall) = qsweep::bench::measure_for(&mut gpu, case, 0.05).unwrap();
+    let m = qsweep::bench::measure_for(&mut gpu, case, 0.05).unwrap();
+    let (customers, wall) = (m.customers, m.wall_seconds);
     let ops = ops_per_customer(&Specialization::of(&case.params).source(), &case.params).unwrap();
     let achieved = customers * ops / wall;
     assert!(achieved < peak, "{achieved} ops/s achieved vs peak {peak}");

@@ -610,3 +610,129 @@ fn plot_draws_an_svg_and_names_a_missing_column() {
     assert!(err.contains("nope"), "{}", show(&out));
     assert!(!d.join("nope.svg").exists());
 }
+
+#[test]
+fn smaller_input_mistakes_are_named_clearly() {
+    let d = tempdir();
+    // A count above u32::MAX is too large, not "not an integer".
+    let e = assert_usage_error(d.path(), &["--reps", "99999999999"], &["--reps"]);
+    assert!(e.contains("too large; expected at most 4294967295"), "{e}");
+    let e = assert_usage_error(d.path(), &["--servers", "5000000000"], &["--servers"]);
+    assert!(e.contains("too large; expected at most 4294967295"), "{e}");
+    // A byte-order mark at the start of a spec is not part of its text.
+    let mut bom = b"\xef\xbb\xbf".to_vec();
+    bom.extend_from_slice(b"[sweep]\nrouting = [\"random\"]\nservers = [2]\nrho = [0.5]\nservice = [\"exp(mean=1)\"]\n");
+    std::fs::write(d.path().join("bom.toml"), bom).unwrap();
+    let out = run(d.path(), &["bom.toml", "-o", "bom.csv", "-q"]);
+    assert_ok(&out);
+    // bench --only that matches nothing, and plot over an existing figure.
+    let b = qsweep(d.path(), &["bench", "--backend", "cpu", "--only", "nosuch"]);
+    assert_eq!(b.status.code(), Some(2), "{}", show(&b));
+    assert!(text(&b.stderr).contains("--only: 'nosuch' matches no case"));
+    std::fs::write(d.path().join("fig.svg"), "mine").unwrap();
+    let p = qsweep(d.path(), &["plot", "bom.csv", "-o", "fig.svg"]);
+    assert_eq!(p.status.code(), Some(2), "{}", show(&p));
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("fig.svg")).unwrap(),
+        "mine"
+    );
+    assert_ok(&qsweep(
+        d.path(),
+        &["plot", "bom.csv", "-o", "fig.svg", "--force"],
+    ));
+}
+
+#[test]
+fn axes_that_do_not_apply_are_noted_and_pod_records_the_d_it_ran() {
+    let d = tempdir();
+    let out = qsweep(
+        d.path(),
+        &[
+            "run",
+            "--backend",
+            "cpu",
+            "--routing",
+            "random,pod",
+            "--servers",
+            "2,4",
+            "--choices",
+            "3",
+            "--routers",
+            "1,2",
+            "--rho",
+            "0.5",
+            "--reps",
+            "4",
+            "--customers",
+            "100",
+            "--warmup",
+            "0",
+            "-o",
+            "r.csv",
+        ],
+    );
+    assert_ok(&out);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(
+            "note: routers applies to central, jsq, pod and jiq; random run with one router"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("note: pod with choices=3 samples every server when servers = 2"),
+        "{err}"
+    );
+    let mut r = csv::Reader::from_path(d.path().join("r.csv")).unwrap();
+    let h = r.headers().unwrap().clone();
+    let at = |n: &str| h.iter().position(|c| c == n).unwrap();
+    let pods: Vec<(String, String)> = r
+        .records()
+        .map(|x| x.unwrap())
+        .filter(|x| &x[at("routing")] == "pod")
+        .map(|x| (x[at("servers")].to_string(), x[at("choices")].to_string()))
+        .collect();
+    assert!(pods.contains(&("2".into(), "2".into())), "{pods:?}");
+    assert!(pods.contains(&("4".into(), "3".into())), "{pods:?}");
+}
+
+#[test]
+fn an_unknown_adapter_is_a_usage_error() {
+    if qsweep::engine::gpu::list_adapters().is_empty()
+        && std::env::var("QSWEEP_REQUIRE_GPU").is_err()
+    {
+        return;
+    }
+    let d = tempdir();
+    let out = qsweep(
+        d.path(),
+        &[
+            "run",
+            "--backend",
+            "gpu",
+            "--adapter",
+            "nosuch-adapter",
+            "-o",
+            "x.csv",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(text(&out.stderr).contains("--adapter: no adapter matches 'nosuch-adapter'"));
+    assert!(!d.path().join("x.csv").exists());
+}
+
+#[test]
+fn auto_takes_the_cpu_at_once_when_the_only_adapter_is_software() {
+    let adapters = qsweep::engine::gpu::list_adapters();
+    if adapters.is_empty() || adapters.iter().any(|a| !a.is_software) {
+        return; // Only meaningful beside a software adapter (CI has lavapipe).
+    }
+    let d = tempdir();
+    let out = run(d.path(), &["--backend", "auto", "-o", "a.csv"]);
+    assert_ok(&out);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("qsweep: backend: cpu (") && err.contains("is software, on these same cores"),
+        "{err}"
+    );
+}

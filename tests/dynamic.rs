@@ -31,6 +31,7 @@ use qsweep::engine::cpu::CpuEngine;
 use qsweep::engine::schedule::tiles_for_point;
 use qsweep::engine::{Batch, Engine};
 use qsweep::run;
+use qsweep::run::rounds::run_growing;
 use qsweep::spec::{GridPoint, Spec};
 use qsweep::stats::{point_stats, PointStats};
 use rand::rngs::StdRng;
@@ -309,7 +310,8 @@ fn engine_points(toml: &str) -> Vec<(GridPoint, Vec<RepResult>, PointStats)> {
                 table: &table,
                 slots,
             };
-            let out = engine.run(&batch).unwrap();
+            // With queues that grow as the run loop grows them.
+            let (out, _) = run_growing(&mut engine, &batch).unwrap();
             let per = out.hist.len() / slots as usize;
             let batches: Vec<&[u64]> = out.hist.chunks(per).collect();
             let stats = point_stats(&out.reps, &batches, p.scale, &|x| p.grid.service.cdf(x));
@@ -555,6 +557,7 @@ fn point(index: u32, k: u32, policy: u32, servers: u32, arrival: Law, service: L
         inv_hist_scale: 1.0,
         choices: 2,
         routers: 1,
+        ..PointParams::default()
     }
 }
 
@@ -779,43 +782,240 @@ fn dispatch_central_with_one_router_is_the_central_queue() {
     );
 }
 
+// ---------------------------------------------------------------------------
+// Queues that grow.
+
+/// Runs `params` (each `reps` replications in 16 sections) through
+/// `run_growing` from the capacity each holds: results, histograms per
+/// point, final capacities.
+fn run_grown(
+    params: &[PointParams],
+    reps: u32,
+    engine: &mut dyn Engine,
+) -> (Vec<Vec<RepResult>>, Vec<Vec<u64>>, Vec<u32>) {
+    let mut tiles = Vec::new();
+    let mut slots = 0;
+    for i in 0..params.len() as u32 {
+        let (t, n) = tiles_for_point(i, reps, slots);
+        tiles.extend(t);
+        slots += n;
+    }
+    let batch = Batch {
+        params,
+        tiles: &tiles,
+        table: &[0.0],
+        slots,
+    };
+    let (out, capacities) = run_growing(engine, &batch).unwrap();
+    let per_point = out.hist.len() / params.len();
+    (
+        out.reps
+            .chunks(reps as usize)
+            .map(<[RepResult]>::to_vec)
+            .collect(),
+        out.hist.chunks(per_point).map(<[u64]>::to_vec).collect(),
+        capacities,
+    )
+}
+
+/// A point whose queue overflows the first capacity in some replications
+/// (jsq, R = 2, hyperexponential service at rho 0.99) and one that
+/// overflows in all (unstable jsq, rho 1.3), grown from the first capacity,
+/// give exactly the replications and histograms of a run at a capacity that
+/// never overflows: the growth reproduces the unbounded queue.
 #[test]
-fn overflowing_queues_are_an_error_naming_the_point() {
-    // jsq with one server at rho 1.5 grows without bound and outgrows the
-    // capacity (2 R + 2048 requests) within 20000 customers.
-    let toml = "[sweep]\nrouting = [\"jsq\"]\nservers = [1]\nrho = [0.5, 1.5]\nservice = [\"exp(mean=1)\"]\n\n\
-                [run]\nreps = 4\ncustomers = 20000\nwarmup = 0\nallow_unstable = true\n";
+fn growth_reproduces_an_unbounded_queue() {
+    let hyper = |scv: f32| {
+        // Balanced two-phase hyperexponential of mean 1 (dist's form).
+        let r = ((scv - 1.0) / (scv + 1.0)).sqrt();
+        let p1 = (1.0 + r) / 2.0;
+        law(
+            LawKind::HyperExp,
+            [p1, 1.0 / (2.0 * p1), 1.0 / (2.0 * (1.0 - p1)), 0.0],
+        )
+    };
+    let jsq = DispatchPolicy::Jsq.code();
+    let arrival = |rho: f32| law(LawKind::Exp, [1.0 / (2.0 * rho), 0.0, 0.0, 0.0]);
+    let mut heavy = point(
+        0,
+        Kernel::Dispatch.code(),
+        jsq,
+        2,
+        arrival(0.99),
+        hyper(10.0),
+    );
+    heavy.customers = 150_000;
+    heavy.warmup = 0;
+    let mut unstable = point(
+        1,
+        Kernel::Dispatch.code(),
+        jsq,
+        2,
+        arrival(1.3),
+        law(LawKind::Exp, [1.0, 0.0, 0.0, 0.0]),
+    );
+    unstable.customers = 12_000;
+    unstable.warmup = 0;
+    let reps = 64;
+    let params = [heavy, unstable];
+    let mut cpu = CpuEngine::new(0);
+    // How many overflow at the first capacity: some of the first point's,
+    // all of the second's (so both ways of re-running a slot are used).
+    let first = run_points(&params, reps, &mut cpu);
+    let overflowed: Vec<usize> = first
+        .iter()
+        .map(|o| {
+            o.iter()
+                .filter(|r| r.status & rep_status::QUEUE_OVERFLOW != 0)
+                .count()
+        })
+        .collect();
+    eprintln!("overflowed at capacity 2052: {overflowed:?} of {reps}");
+    assert!(
+        overflowed[0] > 0 && overflowed[0] < reps as usize / 2,
+        "{overflowed:?}"
+    );
+    assert_eq!(overflowed[1], reps as usize);
+
+    let (grown, grown_hist, capacities) = run_grown(&params, reps, &mut cpu);
+    let roomy: Vec<PointParams> = params
+        .iter()
+        .map(|p| PointParams {
+            capacity: qsweep::contract::dispatch::max_capacity(p),
+            ..*p
+        })
+        .collect();
+    let (wide, wide_hist, _) = run_grown(&roomy, reps, &mut cpu);
+    eprintln!("grown capacities {capacities:?}");
+    for i in 0..2 {
+        assert!(capacities[i] > qsweep::contract::dispatch::capacity(2));
+        assert!(grown[i].iter().all(|r| r.status == 0));
+        assert_eq!(grown[i], wide[i], "point {i}: replications differ");
+        assert_eq!(grown_hist[i], wide_hist[i], "point {i}: histograms differ");
+        let peak = grown[i].iter().map(|r| r.max_in_system).max().unwrap();
+        assert!(
+            peak > 2052 && peak <= capacities[i],
+            "point {i}: peak {peak}"
+        );
+    }
+    // The unstable queue grows by about (1 - 1/rho) per arrival: its peak
+    // is near 12000 (1 - 1/1.3) = 2769, within 5 standard deviations of
+    // the arrivals-minus-departures walk, sqrt(n (1 + 1/rho)).
+    let mean_peak = grown[1]
+        .iter()
+        .map(|r| f64::from(r.max_in_system))
+        .sum::<f64>()
+        / 64.0;
+    let (n, rho): (f64, f64) = (12_000.0, 1.3);
+    let sd = (n * (1.0 + 1.0 / rho)).sqrt();
+    assert!(
+        (mean_peak - n * (1.0 - 1.0 / rho)).abs() <= 5.0 * sd,
+        "mean peak {mean_peak}"
+    );
+}
+
+/// Queues that outgrow the first capacity, against the reference
+/// simulator (whose queues are unbounded): jsq with two servers and central
+/// with two routers at rho 1.25, where the requests in the system pass 2052
+/// within 25000 customers.
+#[test]
+fn grown_queues_match_reference() {
+    for (routing, extra, policy, servers, routers) in [
+        ("jsq", "", RefPolicy::Jsq, 2, 1),
+        ("central", "routers = [2]\n", RefPolicy::Central, 3, 2),
+    ] {
+        let rho = 1.25;
+        let mut r = reference(policy, servers, routers, rho, EXP1);
+        r.warmup = 0;
+        r.customers = 25_000;
+        let run = format!(
+            "reps = 32\ncustomers = {}\nwarmup = 0\nseed = 77\nallow_unstable = true",
+            r.customers
+        );
+        let toml = spec_text(
+            routing,
+            extra,
+            servers as u32,
+            rho,
+            "exp",
+            "exp(mean=1)",
+            &run,
+        );
+        let points = engine_points(&toml);
+        let (_, reps_out, stats) = &points[0];
+        assert!(reps_out.iter().all(|x| x.status == 0), "{routing}");
+        let peak = reps_out.iter().map(|x| x.max_in_system).max().unwrap();
+        assert!(peak > 2 * servers as u32 + 2048, "{routing}: peak {peak}");
+        let eng = Summary::from_engine(reps_out, stats);
+        let refs = r.run(32, 0x6A0 + servers as u64);
+        let name = format!("{routing} {extra}R={servers} rho={rho}").replace('\n', " ");
+        agree(&format!("{name} mean wait"), eng.mean, refs.mean, 0.0);
+        for (i, q) in QS.iter().enumerate() {
+            let slack = 0.01 * refs.pct[i].0 + 1e-9;
+            agree(
+                &format!("{name} p{}", q * 100.0),
+                eng.pct[i],
+                refs.pct[i],
+                slack,
+            );
+        }
+    }
+}
+
+/// A point whose queue outgrows the memory limit fails alone, with an
+/// error that states the limit: central with 512 routers and 512 servers
+/// starts above 16 MiB of state per replication, so it cannot grow, and at
+/// rho 2 overflows within a few thousand customers. The stable point beside
+/// it is reported as usual.
+#[test]
+fn a_queue_at_the_memory_limit_fails_its_point_alone() {
+    let toml =
+        "[sweep]\nrouting = [\"central\"]\nrouters = [512]\nservers = [512]\nrho = [0.5, 2]\n\
+                service = [\"exp(mean=1)\"]\n\n[run]\nreps = 2\ncustomers = 20000\nwarmup = 0\n\
+                allow_unstable = true\n";
     let spec = Spec::from_toml_str(toml, "test", Path::new(".")).unwrap();
     let (prepared, table) = run::prepare(&spec, spec.points());
+    let p = &prepared[1].params;
+    let limit = qsweep::contract::dispatch::state_limit_bytes(p);
+    assert!(limit > qsweep::contract::dispatch::MAX_STATE_BYTES);
+    assert_eq!(
+        qsweep::contract::dispatch::grow(p, p.dispatch_capacity()),
+        None
+    );
     let mut seen = Vec::new();
-    let err = run::run_points(
+    run::run_points(
         &prepared,
         &table,
-        4,
+        2,
         &mut CpuEngine::new(0),
         &mut |r: run::PointResult| {
-            seen.push(r.point.grid.index);
+            seen.push((
+                r.point.grid.index,
+                r.error.clone(),
+                r.stats.reps,
+                r.max_in_system,
+            ));
             Ok(())
         },
     )
-    .unwrap_err();
-    let msg = format!("{err:#}");
-    eprintln!("{msg}");
-    assert_eq!(
-        seen,
-        [0],
-        "the stable point is reported, the overflowing one is not"
-    );
-    assert!(msg.contains("grid point 1 (routing=jsq servers=1"), "{msg}");
+    .unwrap();
+    eprintln!("{seen:?}");
+    assert_eq!(seen.len(), 2);
+    assert_eq!((seen[0].0, seen[0].1.as_deref(), seen[0].2), (0, None, 2));
+    let (index, error, reps, peak) = &seen[1];
+    let error = error.as_deref().expect("point 1 fails");
+    assert_eq!((*index, *reps), (1, 0));
+    assert!(peak.unwrap() >= 3072, "{peak:?}");
+    let mib = run::point::mib(limit);
+    assert_eq!(mib, "27.0");
     assert!(
-        msg.contains("capacity of 2050 in 4 of 4 replications"),
-        "{msg}"
+        error.contains(&format!(
+            "grid point 1 (routing=central servers=512 lambda=1024 rho=2.000): the requests in \
+             the system outgrew the memory limit of {mib} MiB of dispatch state per replication \
+             (a capacity of 3072 requests) in 2 of 2 replications; the point is unstable"
+        )),
+        "{error}"
     );
-    // The engine flags the replications.
-    let out = run_points(&[prepared[1].params], 4, &mut CpuEngine::new(1));
-    assert!(out[0]
-        .iter()
-        .all(|r| r.status & rep_status::QUEUE_OVERFLOW != 0));
 }
 
 // ---------------------------------------------------------------------------
@@ -933,6 +1133,78 @@ fn gpu_matches_cpu_for_every_policy() {
                 agree("gpu vs cpu mean wait", mg, mc, 0.0);
             }
         }
+    }
+}
+
+/// Unstable points whose queues outgrow the first capacity, grown by
+/// `run_growing` on each engine: the GPU kernel honours the capacity and
+/// the moving epoch (`dispatch::rebase_due`) as its CPU twin does, so with
+/// laws exact in f32 the replications, their peaks and the histograms are
+/// the same.
+#[test]
+fn gpu_grows_queues_as_the_cpu_does() {
+    let Some(mut gpu) = common::gpu_or_skip("gpu_grows_queues_as_the_cpu_does") else {
+        return;
+    };
+    let mut params = Vec::new();
+    for (policy, servers, routers) in [
+        (DispatchPolicy::Jsq.code(), 2, 1),
+        (DispatchPolicy::Pod.code(), 4, 1),
+        (DispatchPolicy::Jiq.code(), 3, 2),
+        (DispatchPolicy::Central.code(), 3, 2),
+    ] {
+        let rho = 1.3f32;
+        let width = (2.0 / (rho * servers as f32)).log2().ceil().exp2();
+        let a = rho * servers as f32 * width / 2.0 - 0.5;
+        let mut p = PointParams {
+            routers,
+            choices: 2,
+            ..point(
+                params.len() as u32,
+                Kernel::Dispatch.code(),
+                policy,
+                servers,
+                law(LawKind::Uniform, [0.0, width, 0.0, 0.0]),
+                law(LawKind::Uniform, [a, 1.0, 0.0, 0.0]),
+            )
+        };
+        // Past the first capacity (2 R + 2048) at about (1 - 1/rho) per
+        // arrival; central's requests wait at two routers, each with a
+        // queue of that capacity.
+        p.customers = if routers > 1 { 20_000 } else { 12_000 };
+        p.warmup = 0;
+        params.push(p);
+    }
+    let reps = 16;
+    let (cpu, cpu_hist, cpu_cap) = run_grown(&params, reps, &mut CpuEngine::new(0));
+    let (gpu_out, gpu_hist, gpu_cap) = run_grown(&params, reps, &mut gpu);
+    assert_eq!(cpu_cap, gpu_cap);
+    for (i, p) in params.iter().enumerate() {
+        let peak = cpu[i].iter().map(|r| r.max_in_system).max().unwrap();
+        eprintln!(
+            "policy {} servers {} routers {}: capacity {}, peak {peak}",
+            p.route_n, p.servers, p.routers, cpu_cap[i]
+        );
+        assert!(
+            peak > 2 * p.servers + 2048,
+            "policy {}: peak {peak}",
+            p.route_n
+        );
+        for (rep, (a, b)) in cpu[i].iter().zip(&gpu_out[i]).enumerate() {
+            assert_eq!(
+                (a.status, a.customers, a.max_in_system),
+                (b.status, b.customers, b.max_in_system),
+                "policy {} rep {rep}",
+                p.route_n
+            );
+            assert!(
+                close(a.mean_wait, b.mean_wait, 1e-4)
+                    && close(a.mean_sojourn, b.mean_sojourn, 1e-4),
+                "policy {} rep {rep}: cpu {a:?} gpu {b:?}",
+                p.route_n
+            );
+        }
+        assert_eq!(cpu_hist[i], gpu_hist[i], "policy {}: histograms", p.route_n);
     }
 }
 

@@ -41,6 +41,7 @@ fn point(
         inv_hist_scale: 1.0,
         ..PointParams::default()
     }
+    .with_ln_keep()
 }
 
 fn close(a: f32, b: f32, rel: f32) -> bool {
@@ -67,7 +68,8 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
             hi: 30.0,
             ..law(LawKind::Weibull, 0, [0.3, 1.0 / 0.46, 0.0, 0.0])
         },
-        law(LawKind::Pareto, 0, [1.5, 0.3, 20.0, 0.0]),
+        // alpha 1.5 on [0.3, 20]: p[2] = (0.3/20)^1.5, p[3] = 1 - p[2].
+        law(LawKind::Pareto, 0, [1.5, 0.3, 1.837_117_3e-3, 0.998_162_9]),
         law(LawKind::Uniform, 0, [0.2, 1.2, 0.0, 0.0]),
         Law {
             offset: 0,

@@ -619,29 +619,31 @@ fn force_replaces_the_old_csv_only_when_the_new_run_completes() {
 #[test]
 fn an_output_that_is_an_input_is_refused() {
     let dir = tempdir();
+    // Inputs with a CSV name, so the output-extension check does not
+    // answer first: the input check must.
     let d = dir.path();
-    std::fs::write(d.join("times.txt"), "0.1\n0.2\n0.4\n").unwrap();
+    std::fs::write(d.join("times.csv"), "0.1\n0.2\n0.4\n").unwrap();
     std::fs::write(
-        d.join("s.toml"),
-        "[sweep]\nrouting = [\"random\"]\nservers = [2]\nrho = [0.5]\nservice = [\"empirical(file=times.txt)\"]\n\n[run]\nreps = 4\ncustomers = 100\nwarmup = 0\n",
+        d.join("s.csv"),
+        "[sweep]\nrouting = [\"random\"]\nservers = [2]\nrho = [0.5]\nservice = [\"empirical(file=times.csv)\"]\n\n[run]\nreps = 4\ncustomers = 100\nwarmup = 0\n",
     )
     .unwrap();
-    let before = std::fs::read(d.join("s.toml")).unwrap();
+    let before = std::fs::read(d.join("s.csv")).unwrap();
     for (out, what) in [
-        ("s.toml", "the spec"),
-        ("times.txt", "an empirical data file"),
+        ("s.csv", "the spec"),
+        ("times.csv", "an empirical data file"),
         ("x.meta.json", ".meta.json"),
     ] {
         let e = fails(
             d,
-            &["run", "s.toml", "-o", out, "--force", "--backend", "cpu"],
+            &["run", "s.csv", "-o", out, "--force", "--backend", "cpu"],
             2,
         );
         assert!(e.contains(what), "{out}: {e}");
     }
-    assert_eq!(std::fs::read(d.join("s.toml")).unwrap(), before);
+    assert_eq!(std::fs::read(d.join("s.csv")).unwrap(), before);
     assert_eq!(
-        std::fs::read(d.join("times.txt")).unwrap(),
+        std::fs::read(d.join("times.csv")).unwrap(),
         b"0.1\n0.2\n0.4\n"
     );
 }

@@ -1,31 +1,45 @@
 //! The error bars themselves: do the CSV's 95% CIs cover the truth as often
-//! as they claim, does `--warmup auto` find transients, does `--precision`
-//! stop where it says it does.
+//! as they claim, are the percentiles right, does `--warmup auto` find
+//! transients, does `--precision` stop where it says it does.
 //!
-//! - Coverage: many independent seeds of one point (M/M/1 and M/M/10 at
-//!   ρ = 0.9), each a full statistics pipeline (replication means → Student t
-//!   CI, per-section histograms → sectioning CI of the p99); the fraction of
-//!   seeds whose CI holds the exact value (`analytic`, via `sweep::baseline`)
-//!   must lie in [90%, 99%]. With 200 seeds a correct 95% procedure fails
-//!   that with probability < 0.1% (binomial, sd 1.5%). All seeds run as the
-//!   points of one engine batch through `sweep::run_points`. Warm-ups are
-//!   ~6 relaxation times (1/(cμ(1 − √ρ)²) ≈ 380 and 38 time units, ≈ 340
-//!   customers in both), so the start-empty bias is far below the CI.
+//! - Coverage: many independent seeds of one point, each a full statistics
+//!   pipeline (replication means → Student t CI; per-section histograms →
+//!   Woodruff CI of every reported percentile, `stats::percentile_ci`); the
+//!   fraction of seeds whose CI holds the exact value (M/M/c in closed
+//!   form, M/H2/1 from its exact wait law, a mixture of exponentials) must
+//!   be one that a binomial test cannot tell from a true coverage in
+//!   [93%, 97%] ([`accepted`]; α = 1% over all the assertions together).
+//!   Settings: M/M/1, M/M/10 and M/H2/1 (SCV 10) with 32 replications of
+//!   20 000 customers, and M/M/1 with 4 replications of 200 000. All seeds
+//!   run as the points of one engine batch through `sweep::run_points`.
+//!   Warm-ups are ~6 relaxation times (1/(cμ(1 − √ρ)²) ≈ 380 and 38 time
+//!   units at ρ 0.9, ≈ 340 customers), so the start-empty bias is far below
+//!   the CI.
+//! - Binning error: histograms holding a law's exact bin probabilities give
+//!   its percentiles within the measured bound (continuous laws), and an
+//!   atom within one bin (1/64 of an octave).
+//! - Histogram range: a point whose p99.9 lies past 2^14 service means is
+//!   simulated again with a wider range, and its percentiles agree with the
+//!   exact M/H2/1 ones.
 //! - MSER-5 on synthetic series with a known transient.
 //! - `--warmup auto` through the library and the binary.
 //! - `--precision` converging (converged = true) and hitting
 //!   `--max-customers` (false), through the binary.
 //!
-//! Everything runs on the CPU engine; the whole file takes a few seconds
-//! on 2 cores.
+//! Everything runs on the CPU engine.
 
 use std::path::Path;
 use std::process::Command;
 
+use qsweep::analytic::mmc_wait_quantile;
+use qsweep::contract::{hist_bin_edges, HIST_BINS, HIST_MIN_EXP, HIST_OCTAVES, HIST_SUB};
 use qsweep::engine::cpu::CpuEngine;
+use qsweep::engine::schedule::tiles_for_point;
+use qsweep::engine::{Batch, Engine};
 use qsweep::run::warmup::{self, mser5};
 use qsweep::run::{self as sweep, PointResult, PreparedPoint};
 use qsweep::spec::{Spec, SweepArgs};
+use qsweep::stats::{hist_quantile, ln_gamma, point_stats, rescaled, RangeUse, WAIT_PERCENTILES};
 
 const BIN: &str = env!("CARGO_BIN_EXE_qsweep");
 
@@ -38,12 +52,35 @@ fn spec_text(
     warmup: &str,
     seed: u64,
 ) -> String {
+    spec_text_with(
+        routing,
+        servers,
+        rho,
+        "exp(mean=1)",
+        reps,
+        customers,
+        warmup,
+        seed,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn spec_text_with(
+    routing: &str,
+    servers: u32,
+    rho: f64,
+    service: &str,
+    reps: u32,
+    customers: u32,
+    warmup: &str,
+    seed: u64,
+) -> String {
     format!(
         "[sweep]\n\
          routing = [\"{routing}\"]\n\
          servers = [{servers}]\n\
          rho = [{rho:?}]\n\
-         service = [\"exp(mean=1)\"]\n\
+         service = [\"{service}\"]\n\
          \n\
          [run]\n\
          reps = {reps}\n\
@@ -57,77 +94,495 @@ fn spec(text: &str) -> Spec {
     Spec::from_toml_str(text, "test", Path::new(".")).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
-/// Coverage of the mean and p99 CIs of one point over `seeds` seeds.
-fn coverage(routing: &str, servers: u32, method: &str) {
-    const SEEDS: u64 = 200;
-    const REPS: u32 = 32;
-    const CUSTOMERS: u32 = 20_000;
+// ---------------------------------------------------------------------------
+// Exact wait laws
+
+/// The balanced two-phase hyperexponential of mean 1 and squared
+/// coefficient of variation `scv` (as `dist` builds `hyperexp(scv=, mean=1)`):
+/// (p1, rate1, rate2).
+fn h2(scv: f64) -> (f64, f64, f64) {
+    let p1 = 0.5 * (1.0 + ((scv - 1.0) / (scv + 1.0)).sqrt());
+    (p1, 2.0 * p1, 2.0 * (1.0 - p1))
+}
+
+/// P(W > t) for the M/H2/1 FCFS wait at load `rho` (service mean 1). The
+/// Pollaczek–Khinchine transform W*(s) = (1 − ρ)s / (s − λ + λB*(s)) is
+/// rational for a hyperexponential B: its poles −r1, −r2 solve
+/// s² + (μ1 + μ2 − λ)s + μ1μ2 − λ(p2μ1 + p1μ2) = 0, and partial fractions
+/// give P(W > t) = (1 − ρ) Σ_i A_i/r_i e^(−r_i t),
+/// A_i = (μ1 − r_i)(μ2 − r_i)/(r_j − r_i) (Kleinrock, Queueing Systems
+/// Vol. 1, 1975, §5.7).
+fn mh2_wait_tail(scv: f64, rho: f64, t: f64) -> f64 {
+    let (p1, m1, m2) = h2(scv);
+    let (p2, lam) = (1.0 - p1, rho);
+    let b = m1 + m2 - lam;
+    let c = m1 * m2 - lam * (p2 * m1 + p1 * m2);
+    let d = (b * b - 4.0 * c).sqrt();
+    let (r1, r2) = ((b - d) / 2.0, (b + d) / 2.0);
+    let a1 = (m1 - r1) * (m2 - r1) / (r2 - r1);
+    let a2 = (m1 - r2) * (m2 - r2) / (r1 - r2);
+    (1.0 - rho) * (a1 / r1 * (-r1 * t).exp() + a2 / r2 * (-r2 * t).exp())
+}
+
+/// The `q` quantile of a wait law given by its tail (bisection).
+fn tail_quantile(tail: &dyn Fn(f64) -> f64, q: f64) -> f64 {
+    if tail(0.0) <= 1.0 - q {
+        return 0.0;
+    }
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    while tail(hi) > 1.0 - q {
+        hi *= 2.0;
+    }
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if tail(mid) > 1.0 - q {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+#[test]
+fn exact_mh2_wait_law_is_right() {
+    // At t = 0 the tail is P(wait) = rho; its mean is Pollaczek–Khinchine's
+    // rho (1 + scv) / (2 (1 − rho)) (service mean 1), by numerical
+    // integration of the tail.
+    for (scv, rho) in [(10.0, 0.8), (1000.0, 0.8), (4.0, 0.5)] {
+        let tail = |t: f64| mh2_wait_tail(scv, rho, t);
+        assert!((tail(0.0) - rho).abs() < 1e-12);
+        let pk = rho * (1.0 + scv) / (2.0 * (1.0 - rho));
+        let (mut mean, mut t, dt) = (0.0, 0.0, pk / 20_000.0);
+        while tail(t) > 1e-14 {
+            mean += 0.5 * (tail(t) + tail(t + dt)) * dt;
+            t += dt;
+        }
+        assert!((mean - pk).abs() < 1e-4 * pk, "{scv} {rho}: {mean} vs {pk}");
+    }
+    // The quantile the issue quotes for SCV 1000, rho 0.8.
+    let p999 = tail_quantile(&|t| mh2_wait_tail(1000.0, 0.8, t), 0.999);
+    assert!((p999 - 19_521.6).abs() < 0.1, "{p999}");
+}
+
+// ---------------------------------------------------------------------------
+// Coverage
+
+/// Total false-alarm probability of all the coverage assertions in this file
+/// (Bonferroni over [`COVERAGE_ASSERTIONS`]).
+const COVERAGE_ALPHA: f64 = 0.01;
+/// Coverage assertions: 4 settings × (mean + 5 percentiles).
+const COVERAGE_ASSERTIONS: f64 = 24.0;
+
+/// ln P(X = k) for X ~ Binomial(n, p).
+fn ln_binom_pmf(n: u32, k: u32, p: f64) -> f64 {
+    let (n, k) = (f64::from(n), f64::from(k));
+    ln_gamma(n + 1.0) - ln_gamma(k + 1.0) - ln_gamma(n - k + 1.0)
+        + k * p.ln()
+        + (n - k) * (1.0 - p).ln()
+}
+
+/// The hit counts out of `n` that a binomial test cannot tell from a true
+/// coverage in [93%, 97%]: `hits` is refused when P(X ≤ hits) < α/2 at 93%
+/// or P(X ≥ hits) < α/2 at 97%, α = [`COVERAGE_ALPHA`] /
+/// [`COVERAGE_ASSERTIONS`].
+fn accepted(n: u32) -> std::ops::RangeInclusive<u32> {
+    let side = COVERAGE_ALPHA / COVERAGE_ASSERTIONS / 2.0;
+    let cdf = |k: u32, p: f64| (0..=k).map(|i| ln_binom_pmf(n, i, p).exp()).sum::<f64>();
+    let lo = (0..=n).find(|&k| cdf(k, 0.93) >= side).unwrap();
+    let hi = (0..=n)
+        .rev()
+        .find(|&k| k == 0 || 1.0 - cdf(k - 1, 0.97) >= side)
+        .unwrap();
+    lo..=hi
+}
+
+#[test]
+fn coverage_band_is_the_binomial_one() {
+    // n = 200: 93% of 200 is 186 with sd 3.6, and α/2 = 2.1e-4 per side
+    // puts the floor ~3.5 sd below; 97% of 200 is 194 and 200 hits still
+    // have probability 0.97^200 = 0.0023.
+    let band = accepted(200);
+    assert!((172..=176).contains(band.start()), "{band:?}");
+    assert_eq!(*band.end(), 200);
+    // More seeds, a tighter band around [93%, 97%].
+    let band = accepted(2000);
+    assert!(*band.start() > 1800 && *band.end() < 1980, "{band:?}");
+}
+
+/// Seeds per coverage setting: 200, or `QSWEEP_COVERAGE_SEEDS` (the band
+/// narrows as it grows: 1000 seeds accept 90.4–98.6%).
+fn coverage_seeds() -> u64 {
+    std::env::var("QSWEEP_COVERAGE_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200)
+}
+
+/// One point whose CIs are checked.
+struct Setting<'a> {
+    routing: &'a str,
+    servers: u32,
+    rho: f64,
+    service: &'a str,
+    reps: u32,
+    customers: u32,
+    warmup: u32,
+}
+
+/// Coverage of the mean and of every percentile CI of one point over
+/// [`coverage_seeds`] seeds; `exact` gives the exact `q` quantile of the
+/// wait.
+fn coverage(setting: &Setting, exact_mean: f64, exact: &dyn Fn(f64) -> f64) {
+    let &Setting {
+        routing,
+        servers,
+        rho,
+        service,
+        reps,
+        customers,
+        warmup,
+    } = setting;
+    let seeds = coverage_seeds();
     let mut points: Vec<PreparedPoint> = Vec::new();
     let mut table = vec![0.0];
-    for seed in 1..=SEEDS {
-        let s = spec(&spec_text(
+    for seed in 1..=seeds {
+        let s = spec(&spec_text_with(
             routing,
             servers,
-            0.9,
-            REPS,
-            CUSTOMERS,
-            "2000",
+            rho,
+            service,
+            reps,
+            customers,
+            &warmup.to_string(),
             1000 + seed,
         ));
         let (p, t) = sweep::prepare(&s, s.points());
         table = t;
         points.extend(p);
     }
-    let baseline = sweep::baseline(&points[0].grid);
-    assert_eq!(baseline.method, method);
-    let (exact_mean, exact_p99) = (baseline.mean_wait.unwrap(), baseline.p99_wait.unwrap());
-    let (mut mean_in, mut p99_in, mut n) = (0u32, 0u32, 0u32);
-    let (mut mean_rel, mut p99_rel) = (0.0, 0.0);
+    let exact_pct: Vec<f64> = WAIT_PERCENTILES.iter().map(|&(_, q)| exact(q)).collect();
+    // hits[0]: the mean; hits[1 + k]: percentile k.
+    let mut hits = [0u32; 6];
+    let mut rel_width = [0f64; 6];
+    let mut n = 0u32;
+    let started = std::time::Instant::now();
     sweep::run_points(
         &points,
         &table,
-        REPS,
+        reps,
         &mut CpuEngine::new(0),
         &mut |r: PointResult| {
             let s = &r.stats;
-            assert_eq!((s.reps, s.failed_reps), (REPS as usize, 0));
+            assert_eq!((s.reps, s.failed_reps), (reps as usize, 0));
             let hw = s.mean_wait_ci95.expect("mean CI");
-            let hw99 = s.wait_pct_ci95[3].expect("p99 CI");
-            mean_in += u32::from((s.mean_wait - exact_mean).abs() <= hw);
-            p99_in += u32::from((s.wait_pct[3] - exact_p99).abs() <= hw99);
-            mean_rel += hw / exact_mean;
-            p99_rel += hw99 / exact_p99;
+            hits[0] += u32::from((s.mean_wait - exact_mean).abs() <= hw);
+            rel_width[0] += hw / exact_mean;
+            for (k, &x) in exact_pct.iter().enumerate() {
+                let hw = s.wait_pct_ci95[k].expect("percentile CI");
+                hits[1 + k] += u32::from((s.wait_pct[k] - x).abs() <= hw);
+                rel_width[1 + k] += hw / x.max(1e-9);
+            }
             n += 1;
             Ok(())
         },
     )
     .unwrap();
-    assert_eq!(u64::from(n), SEEDS);
-    let (cm, cp) = (
-        f64::from(mean_in) / f64::from(n),
-        f64::from(p99_in) / f64::from(n),
+    assert_eq!(u64::from(n), seeds);
+    let band = accepted(n);
+    let names = ["mean", "p50", "p90", "p95", "p99", "p999"];
+    let exacts: Vec<f64> = std::iter::once(exact_mean).chain(exact_pct).collect();
+    let mut what = format!(
+        "{routing} servers={servers} rho={rho} {service}, {reps} reps x {customers}, {n} seeds \
+         ({:.1} s; accepted {band:?} hits):",
+        started.elapsed().as_secs_f64()
     );
-    let what = format!(
-        "{routing} servers={servers} rho=0.9 over {n} seeds: mean {exact_mean} covered {:.1}% \
-         (CI ±{:.2}%), p99 {exact_p99} covered {:.1}% (CI ±{:.2}%)",
-        100.0 * cm,
-        100.0 * mean_rel / f64::from(n),
-        100.0 * cp,
-        100.0 * p99_rel / f64::from(n)
-    );
+    for k in 0..6 {
+        what += &format!(
+            "\n  {:5} {:10.4}: covered {:5.1}% (CI ±{:5.2}%)",
+            names[k],
+            exacts[k],
+            100.0 * f64::from(hits[k]) / f64::from(n),
+            100.0 * rel_width[k] / f64::from(n)
+        );
+    }
     eprintln!("{what}");
-    assert!((0.90..=0.99).contains(&cm), "mean CI coverage: {what}");
-    assert!((0.90..=0.99).contains(&cp), "p99 CI coverage: {what}");
+    for k in 0..6 {
+        assert!(band.contains(&hits[k]), "{} CI coverage: {what}", names[k]);
+    }
+}
+
+fn mmc_exact(servers: u32) -> (f64, impl Fn(f64) -> f64) {
+    let (c, mu) = (servers, 1.0);
+    let lambda = 0.9 * f64::from(c) * mu;
+    let mean = qsweep::analytic::mmc_mean_wait(c, lambda, mu);
+    (mean, move |q| mmc_wait_quantile(c, lambda, mu, q))
 }
 
 #[test]
-fn mm1_cis_cover_the_exact_mean_and_p99_about_95_percent_of_the_time() {
-    coverage("random", 1, "exact:mm1");
+fn mm1_cis_cover_the_exact_mean_and_percentiles() {
+    let (mean, q) = mmc_exact(1);
+    coverage(
+        &Setting {
+            routing: "random",
+            servers: 1,
+            rho: 0.9,
+            service: "exp(mean=1)",
+            reps: 32,
+            customers: 20_000,
+            warmup: 2000,
+        },
+        mean,
+        &q,
+    );
 }
 
 #[test]
-fn mm10_cis_cover_the_exact_mean_and_p99_about_95_percent_of_the_time() {
-    coverage("central", 10, "exact:erlang_c");
+fn mm1_cis_with_few_long_replications_cover() {
+    let (mean, q) = mmc_exact(1);
+    coverage(
+        &Setting {
+            routing: "random",
+            servers: 1,
+            rho: 0.9,
+            service: "exp(mean=1)",
+            reps: 4,
+            customers: 200_000,
+            warmup: 2000,
+        },
+        mean,
+        &q,
+    );
+}
+
+#[test]
+fn mm10_cis_cover_the_exact_mean_and_percentiles() {
+    let (mean, q) = mmc_exact(10);
+    coverage(
+        &Setting {
+            routing: "central",
+            servers: 10,
+            rho: 0.9,
+            service: "exp(mean=1)",
+            reps: 32,
+            customers: 20_000,
+            warmup: 2000,
+        },
+        mean,
+        &q,
+    );
+}
+
+#[test]
+fn mh2_cis_cover_the_exact_mean_and_percentiles() {
+    // M/H2/1 at rho 0.8, SCV 10: relaxation 1/(1 − √ρ)² × (1 + SCV)/2 ≈ 310
+    // service times, so 5000 customers of warm-up.
+    let (scv, rho) = (10.0, 0.8);
+    let mean = rho * (1.0 + scv) / (2.0 * (1.0 - rho));
+    let q = |q: f64| tail_quantile(&|t| mh2_wait_tail(scv, rho, t), q);
+    coverage(
+        &Setting {
+            routing: "random",
+            servers: 1,
+            rho,
+            service: "hyperexp(scv=10,mean=1)",
+            reps: 32,
+            customers: 20_000,
+            warmup: 5000,
+        },
+        mean,
+        &q,
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Binning error and histogram range
+
+/// A histogram at `scale` holding a wait law's exact bin probabilities,
+/// `n` in all: P(W = 0) in the zero bin, P(lo < W ≤ hi) in each other bin.
+fn exact_histogram(tail: &dyn Fn(f64) -> f64, n: f64, scale: f64) -> Vec<u64> {
+    let mut h = vec![0u64; HIST_BINS as usize];
+    h[0] = ((1.0 - tail(0.0)) * n).round() as u64;
+    for (b, c) in h.iter_mut().enumerate().skip(1) {
+        let (lo, hi) = hist_bin_edges(b as u32);
+        let hi_tail = if hi.is_finite() {
+            tail(hi * scale)
+        } else {
+            0.0
+        };
+        *c = ((tail(lo * scale) - hi_tail) * n).round() as u64;
+    }
+    h
+}
+
+#[test]
+fn binning_error_of_continuous_wait_laws_is_second_order() {
+    // Inside a bin of relative width 1/64 the CDF is interpolated linearly;
+    // for a smooth density f the error in t is about (t/64)²/8 · |f'/f|,
+    // i.e. t · ln(1/(1−q)) / 32768 for an exponential tail: 2e-4 of t at
+    // p99.9. Measured over p50 … p99.99 for M/M/1 and M/H2/1 waits (in
+    // service means), at the histogram scale the run loop would use (the
+    // service mean, or the wider one `stats::rescaled` picks when the
+    // largest wait is past the range).
+    type Tail = Box<dyn Fn(f64) -> f64>;
+    let laws: Vec<(&str, Tail)> = vec![
+        ("M/M/1 rho 0.9", Box::new(|t: f64| 0.9 * (-0.1 * t).exp())),
+        ("M/M/1 rho 0.5", Box::new(|t: f64| 0.5 * (-0.5 * t).exp())),
+        (
+            "M/H2/1 scv 10 rho 0.8",
+            Box::new(|t| mh2_wait_tail(10.0, 0.8, t)),
+        ),
+        (
+            "M/H2/1 scv 1000 rho 0.8",
+            Box::new(|t| mh2_wait_tail(1000.0, 0.8, t)),
+        ),
+    ];
+    let mut worst: f64 = 0.0;
+    for (name, tail) in &laws {
+        let max = tail_quantile(tail.as_ref(), 1.0 - 1e-14);
+        let overflow = RangeUse {
+            overflow: true,
+            underflow: false,
+        };
+        let top = 2f64.powi(HIST_MIN_EXP + HIST_OCTAVES as i32);
+        let scale = if max >= top {
+            rescaled(overflow, max, 1.0, 1.0).unwrap()
+        } else {
+            1.0
+        };
+        let h = exact_histogram(tail.as_ref(), 1e15, scale);
+        let mut law_worst: f64 = 0.0;
+        for q in [0.5, 0.75, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9999] {
+            let exact = tail_quantile(tail.as_ref(), q);
+            if exact == 0.0 {
+                continue;
+            }
+            let got = hist_quantile(&h, q, scale, max).unwrap();
+            law_worst = law_worst.max((got / exact - 1.0).abs());
+        }
+        eprintln!("binning error {name} (scale {scale}): {law_worst:.2e}");
+        worst = worst.max(law_worst);
+    }
+    assert!(worst < 3e-4, "largest relative binning error {worst}");
+}
+
+#[test]
+fn binning_error_of_an_atom_is_below_one_bin() {
+    // An atom at the bottom of a bin whose top also holds a little mass: a
+    // quantile inside the atom is interpolated across the bin, off by up to
+    // its width, 1/64 of its lower edge (1.56%): twice the 0.8% a bin's
+    // midpoint would guarantee.
+    let mut worst: f64 = 0.0;
+    // The first and last bin of every 3rd octave (the first is the widest
+    // relative to its edge).
+    let bins = (0..HIST_OCTAVES)
+        .step_by(3)
+        .flat_map(|o| [2 + HIST_SUB * o, 2 + HIST_SUB * o + HIST_SUB - 1]);
+    for b in bins {
+        let (lo, hi) = hist_bin_edges(b);
+        let atom = lo * (1.0 + 1e-9);
+        let mut h = vec![0u64; HIST_BINS as usize];
+        h[b as usize] = 1001;
+        for q in [0.01, 0.5, 0.998] {
+            // 1000 at the atom, 1 just below the bin's top.
+            let got = hist_quantile(&h, q, 1.0, hi * (1.0 - 1e-9)).unwrap();
+            let err = (got - atom).abs() / atom;
+            assert!(err < 1.0 / 64.0, "bin {b} q {q}: {got} vs {atom}");
+            worst = worst.max(err);
+        }
+    }
+    eprintln!("binning error of an atom: up to {:.3}%", 100.0 * worst);
+    assert!(worst > 0.998 / 64.0 - 1e-6, "{worst}");
+}
+
+#[test]
+fn percentiles_past_the_histogram_range_are_simulated_again_and_converge() {
+    // M/H2/1, SCV 1000, rho 0.8: the p99.9 wait is 19 522 service means,
+    // past the 2^14 = 16 384 that the histogram reaches at the service mean's
+    // scale. Relaxation ≈ (1 + SCV)/2 / (1 − √ρ)² ≈ 45 000 service times.
+    let (scv, rho) = (1000.0, 0.8);
+    let exact: Vec<f64> = WAIT_PERCENTILES
+        .iter()
+        .map(|&(_, q)| tail_quantile(&|t| mh2_wait_tail(scv, rho, t), q))
+        .collect();
+    let reps = 64;
+    let s = spec(&spec_text_with(
+        "random",
+        1,
+        rho,
+        "hyperexp(scv=1000,mean=1)",
+        reps,
+        200_000,
+        "50000",
+        5,
+    ));
+    let (points, table) = sweep::prepare(&s, s.points());
+    let p = &points[0];
+    let top = 2f64.powi(HIST_MIN_EXP + HIST_OCTAVES as i32) * p.scale;
+    // At the service mean's scale: the reported numbers reach the overflow
+    // bin, whose waits are spread up to the largest one.
+    let (tiles, slots) = tiles_for_point(0, reps, 0);
+    let out = CpuEngine::new(0)
+        .run(&Batch {
+            params: &[p.params],
+            tiles: &tiles,
+            table: &table,
+            slots,
+        })
+        .unwrap();
+    let batches: Vec<&[u64]> = out.hist.chunks(HIST_BINS as usize).collect();
+    let fixed = point_stats(&out.reps, &batches, p.scale, &|x| p.grid.service.cdf(x));
+    assert!(fixed.hist_range.overflow, "{fixed:?}");
+    assert!(fixed.max_wait > top);
+    // Through the run loop: simulated again with a wider range.
+    let mut got = None;
+    sweep::run_points(&points, &table, reps, &mut CpuEngine::new(0), &mut |r| {
+        got = Some(r.stats);
+        Ok(())
+    })
+    .unwrap();
+    let got = got.unwrap();
+    eprintln!(
+        "M/H2/1 scv 1000 rho 0.8, {reps} reps: p999 {:.0} ± {:.0} (at scale 1: {:.0}), \
+         exact {:.0}; p99 {:.0} ± {:.0}, exact {:.0}",
+        got.wait_pct[4],
+        got.wait_pct_ci95[4].unwrap(),
+        fixed.wait_pct[4],
+        exact[4],
+        got.wait_pct[3],
+        got.wait_pct_ci95[3].unwrap(),
+        exact[3]
+    );
+    assert!(!got.hist_range.overflow && !got.hist_range.underflow);
+    // The same replications: means, maxima and the percentiles inside the
+    // old range do not change.
+    assert_eq!(
+        (got.mean_wait, got.mean_wait_ci95, got.max_wait, got.p_wait),
+        (
+            fixed.mean_wait,
+            fixed.mean_wait_ci95,
+            fixed.max_wait,
+            fixed.p_wait
+        )
+    );
+    for k in 0..3 {
+        assert!(
+            (got.wait_pct[k] - fixed.wait_pct[k]).abs() <= 1e-9 * fixed.wait_pct[k],
+            "{k}: {} vs {}",
+            got.wait_pct[k],
+            fixed.wait_pct[k]
+        );
+    }
+    // Every percentile within its CI of the exact one.
+    for (k, &x) in exact.iter().enumerate() {
+        let hw = got.wait_pct_ci95[k].unwrap();
+        assert!(
+            (got.wait_pct[k] - x).abs() <= hw,
+            "{}: {} ± {hw} vs exact {x}",
+            WAIT_PERCENTILES[k].0,
+            got.wait_pct[k]
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -205,7 +660,7 @@ fn warmup_auto_is_longer_near_saturation() {
     let err =
         sweep::run_points(&points, &table, 2, &mut CpuEngine::new(0), &mut |_| Ok(())).unwrap_err();
     assert!(format!("{err:#}").contains("warmup::resolve"), "{err:#}");
-    warmup::resolve(&mut points, &table, 0);
+    warmup::resolve(&mut points, &table, s.run.reps, 0);
     for pair in points.chunks(2) {
         let (lo, hi) = (&pair[0], &pair[1]);
         assert_eq!((lo.grid.rho, hi.grid.rho), (0.5, 0.98));

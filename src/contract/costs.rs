@@ -82,10 +82,12 @@ pub fn dispatch_loops_per_customer(p: &PointParams) -> u64 {
         return r + r.div_ceil(period) + 2;
     }
     // Requests in the system: at most the capacity, and far fewer at any
-    // load that is not about to overflow; a pass that runs past the driver's
-    // limit anyway is caught (the kernel flags it) rather than wrong.
-    let h = u64::from(dispatch::capacity(p.servers.max(1)));
-    let in_system = h.min(4 * r + 512);
+    // load that is not about to overflow (at a capacity grown past the
+    // first, about the capacity); a pass that runs past the driver's limit
+    // anyway is caught (the kernel flags it) rather than wrong.
+    let first = u64::from(dispatch::capacity(p.servers));
+    let h = u64::from(p.dispatch_capacity());
+    let in_system = if h > first { h } else { h.min(4 * r + 512) };
     let depth = 64 - in_system.leading_zeros() as u64;
     let d = u64::from(p.effective_choices());
     let pod = if policy == DispatchPolicy::Pod {
@@ -98,6 +100,9 @@ pub fn dispatch_loops_per_customer(p: &PointParams) -> u64 {
     } else {
         0
     };
-    let rebase = (r + in_system + routers).div_ceil(period);
+    // The epoch moves every `period` arrivals up to the first capacity, and
+    // every `in_system − first` beyond (`dispatch::rebase_due`): per arrival
+    // at most what a system just past the first capacity costs.
+    let rebase = (r + in_system.min(first + period) + routers).div_ceil(period);
     3 * (2 * depth + 2) + depth + pod + rebase + 2
 }

@@ -23,10 +23,12 @@ pub use codes::{DispatchPolicy, Kernel, LawKind, Thinning, UnknownCode};
 /// - DET: value `p[0]`
 /// - ERLANG: `n` phases, each exponential with mean `p[0]`
 /// - GAMMA: shape `p[0]`, scale `p[1]`
-/// - HYPEREXP: with probability `p[0]` exponential of mean `p[1]`, else mean `p[2]`
+/// - HYPEREXP: with probability `p[0]` exponential of mean `p[1]`, else mean
+///   `p[2]` (`dist` puts the rare branch first, so that `p[0]` is small and exact)
 /// - LOGNORMAL: `exp(p[0] + p[1] * Z)`
 /// - WEIBULL: `p[0] * (-ln U)^p[1]` (`p[1]` = 1 / shape)
-/// - PARETO: bounded Pareto, `alpha = p[0]`, support `[p[1], p[2]]`
+/// - PARETO: bounded Pareto on `[L, H]`: `alpha = p[0]`, `L = p[1]`,
+///   `p[2] = (L/H)^alpha` and `p[3] = 1 − (L/H)^alpha`, both from f64
 /// - UNIFORM: `p[0] + p[1] * U`
 /// - EMPIRICAL: piecewise-linear inverse CDF through the `n` sorted values at
 ///   `offset` in the shared table
@@ -46,8 +48,18 @@ pub struct Law {
 
 /// Sizes of [`Kernel::Dispatch`]'s per-replication state (mirrored in
 /// `shaders/dispatch.wgsl`); the policies are [`DispatchPolicy`].
+///
+/// # Capacity and growth
+/// A replication holds at most [`PointParams::capacity`] requests (its
+/// departure heap and each router queue have that many slots); one that
+/// would hold more stops with [`rep_status::QUEUE_OVERFLOW`](super::rep_status::QUEUE_OVERFLOW).
+/// The capacity changes nothing else: every decision, random word and f32
+/// operation of a replication is the same at any capacity it fits in, so
+/// the run loop re-runs an overflowed replication at a larger capacity
+/// ([`grow`]) and gets the sample path of an unbounded queue, up to
+/// [`MAX_STATE_BYTES`] of state per replication.
 pub mod dispatch {
-    use super::DispatchPolicy;
+    use super::{DispatchPolicy, PointParams};
 
     /// Largest `choices` the kernels accept (the GPU keeps the sample in a
     /// private array of this size).
@@ -55,34 +67,57 @@ pub mod dispatch {
     /// Largest `routers`.
     pub const MAX_ROUTERS: u32 = 1024;
     /// Requests a replication may hold beyond `2 R` (in servers and router
-    /// queues together) before it fails with `rep_status::QUEUE_OVERFLOW`.
+    /// queues together) at its first capacity.
     pub const CAPACITY_SLACK: u32 = 2048;
 
-    /// Requests one replication of a system of `servers` may hold at once:
-    /// the size of its departure heap and of each router queue.
+    /// The capacity a replication of a system of `servers` starts with
+    /// (and the one a [`PointParams`] with `capacity` 0 means). Above it,
+    /// the epoch moves less often (see [`rebase_due`]).
     pub fn capacity(servers: u32) -> u32 {
-        2 * servers + CAPACITY_SLACK
+        2 * servers.max(1) + CAPACITY_SLACK
     }
 
-    /// Words of the GPU state's header: heap size, requests dispatched,
-    /// flags (see `shaders/dispatch.wgsl`).
-    pub const HEADER_WORDS: u32 = 3;
+    /// Memory limit of one replication's state: growth stops where the
+    /// state at the next capacity would exceed it (or the state at the first
+    /// capacity, if that is larger). 16 MiB, so that a GPU tile of
+    /// [`TILE_REPS`](super::TILE_REPS) replications fits a 1 GiB binding,
+    /// the GPU engine's largest (`engine::gpu::plan`).
+    pub const MAX_STATE_BYTES: u64 = 16 << 20;
 
-    /// 32-bit words of GPU state per replication, laid out as in
-    /// `shaders/dispatch.wgsl`: header, `free[R]`, heap times and tags
+    /// Words of the GPU state's header: heap size, requests dispatched,
+    /// flags, most requests held, requests waiting at routers (see
+    /// `shaders/dispatch.wgsl`).
+    pub const HEADER_WORDS: u32 = 5;
+
+    /// Whether the epoch moves at this arrival: `since` arrivals after the
+    /// last move, with `in_system` requests held (at servers and routers,
+    /// after the departures up to now). Every `period` arrivals (the
+    /// [`rebase_period`](super::rebase_period)) while the system holds at
+    /// most its first capacity, as always; beyond it, every `in_system −
+    /// capacity(R)` arrivals once that is longer, so a move, which shifts
+    /// every stored time (O(`in_system`)), stays O(1) per arrival however
+    /// far the queue grows. It reads the first capacity, never the current
+    /// one, so the sample path does not depend on the capacity.
+    #[inline(always)]
+    pub fn rebase_due(since: u32, period: u32, in_system: u32, servers: u32) -> bool {
+        since >= period.max(in_system.saturating_sub(capacity(servers)))
+    }
+
+    /// 32-bit words of GPU state per replication at capacity `h`, laid out
+    /// as in `shaders/dispatch.wgsl`: header, `free[R]`, heap times and tags
     /// (`H` each), per router its counts (`R`) and, unless `pod`, its
     /// permutation, inverse permutation (`R` each) and block starts
     /// (`H + 2`), then for `central` per router a queue of `H` (arrival time,
     /// service, interarrival) triples and its head and length. `lwl` needs
     /// the header and `free` only. All-zero words are the empty system.
-    pub fn state_words(p: &super::PointParams) -> u64 {
+    pub fn state_words_at(p: &PointParams, h: u32) -> u64 {
         let r = u64::from(p.servers.max(1));
         let header = u64::from(HEADER_WORDS);
         let policy = p.policy();
         if policy == DispatchPolicy::Lwl {
             return header + r;
         }
-        let h = u64::from(capacity(p.servers.max(1)));
+        let h = u64::from(h);
         let k = u64::from(p.routers.max(1));
         let per_router = if policy == DispatchPolicy::Pod {
             r
@@ -95,6 +130,42 @@ pub mod dispatch {
             0
         };
         header + r + 2 * h + k * per_router + queues
+    }
+
+    /// Words of state per replication at the point's capacity.
+    pub fn state_words(p: &PointParams) -> u64 {
+        state_words_at(p, p.dispatch_capacity())
+    }
+
+    /// Whether replications of `p` can overflow at all (`lwl` keeps no
+    /// per-request state).
+    pub fn can_overflow(p: &PointParams) -> bool {
+        p.kernel() == super::Kernel::Dispatch && p.policy() != DispatchPolicy::Lwl
+    }
+
+    /// The memory limit of a replication's state, in bytes:
+    /// [`MAX_STATE_BYTES`], or the state at the first capacity if that is
+    /// already larger.
+    pub fn state_limit_bytes(p: &PointParams) -> u64 {
+        MAX_STATE_BYTES.max(4 * state_words_at(p, capacity(p.servers)))
+    }
+
+    /// The largest capacity within [`state_limit_bytes`].
+    pub fn max_capacity(p: &PointParams) -> u32 {
+        let first = capacity(p.servers);
+        let limit = state_limit_bytes(p) / 4;
+        // state_words_at is affine in h: a + b h.
+        let a = state_words_at(p, 0);
+        let b = state_words_at(p, 1) - a;
+        let h = (limit.saturating_sub(a) / b.max(1)).min(u64::from(u32::MAX / 4));
+        (h as u32).max(first)
+    }
+
+    /// The capacity to re-run an overflowed replication at: twice `h`,
+    /// within [`max_capacity`]; None when `h` is already the limit.
+    pub fn grow(p: &PointParams, h: u32) -> Option<u32> {
+        let next = h.saturating_mul(2).min(max_capacity(p));
+        (next > h).then_some(next)
     }
 }
 
@@ -130,6 +201,18 @@ pub struct PointParams {
     /// [`Kernel::Dispatch`]: routers the arrivals are split over at random,
     /// each knowing only its own requests (0 counts as 1). Unused otherwise.
     pub routers: u32,
+    /// Random thinning: `ln(1 − 1/route_n)`, the log-probability that an
+    /// arrival of the stream skips this queue, computed in f64 on the host
+    /// ([`PointParams::with_ln_keep`]) and rounded once: rounding `1 − 1/R` to
+    /// f32 first, as the kernels used to, errs by 1.4e-3 at R = 1e5. 0 when
+    /// the point is not thinned at random.
+    pub ln_keep: f32,
+    /// [`Kernel::Dispatch`]: requests a replication may hold at once (see
+    /// [`dispatch`]); 0 means [`dispatch::capacity`]`(servers)`, the first
+    /// capacity. Unused otherwise.
+    pub capacity: u32,
+    pub _pad0: u32,
+    pub _pad1: u32,
 }
 
 impl Law {
@@ -183,6 +266,36 @@ impl PointParams {
     pub fn policy(&self) -> DispatchPolicy {
         debug_assert_eq!(self.kernel(), Kernel::Dispatch);
         DispatchPolicy::from_code(self.route_n).expect("route_n holds a DispatchPolicy code")
+    }
+
+    /// What [`PointParams::ln_keep`] holds: `ln(1 − 1/route_n)` in f64
+    /// (`ln_1p(−1/R)`, exact to an f64 ulp) under random thinning, else 0.
+    pub fn host_ln_keep(&self) -> f32 {
+        if self.effective_thinning() == Thinning::Random {
+            (-1.0 / f64::from(self.route_n)).ln_1p() as f32
+        } else {
+            0.0
+        }
+    }
+
+    /// This point with [`PointParams::ln_keep`] filled in: call it after
+    /// setting the thinning and `route_n`.
+    pub fn with_ln_keep(self) -> Self {
+        Self {
+            ln_keep: self.host_ln_keep(),
+            ..self
+        }
+    }
+
+    /// The capacity the dispatch kernels use: `capacity`, or the first
+    /// capacity when it is 0.
+    #[inline(always)]
+    pub fn dispatch_capacity(&self) -> u32 {
+        if self.capacity == 0 {
+            dispatch::capacity(self.servers)
+        } else {
+            self.capacity
+        }
     }
 
     /// `choices` as the dispatch kernels use it: 1 ..= min(R, MAX_CHOICES).
@@ -246,6 +359,10 @@ pub struct RepResult {
     pub customers: u32,
     /// Nonzero when the replication failed (see [`rep_status`]).
     pub status: u32,
+    /// [`Kernel::Dispatch`] except `lwl`: the most requests the replication
+    /// held at once (at servers and routers, warm-up included), at least
+    /// its capacity when it overflowed. 0 for the other kernels.
+    pub max_in_system: u32,
 }
 
 pub mod rep_status {
@@ -253,8 +370,9 @@ pub mod rep_status {
     /// A rejection sampler hit its iteration bound.
     pub const SAMPLER_BOUND: u32 = 1;
     /// [`Kernel::Dispatch`](super::Kernel::Dispatch): the requests in the
-    /// system outgrew [`dispatch::capacity`](super::dispatch::capacity); the
-    /// replication stopped there and its numbers are meaningless.
+    /// system outgrew [`PointParams::capacity`](super::PointParams::capacity);
+    /// the replication stopped there and its numbers are meaningless (the run
+    /// loop re-runs it with more room: see [`dispatch`](super::dispatch)).
     pub const QUEUE_OVERFLOW: u32 = 2;
 }
 

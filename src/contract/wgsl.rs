@@ -33,11 +33,16 @@ pub fn constants() -> String {
         ("DISPATCH_CAPACITY_SLACK", dispatch::CAPACITY_SLACK),
         ("DISPATCH_HEADER_WORDS", dispatch::HEADER_WORDS),
         ("MAX_CHOICES", dispatch::MAX_CHOICES),
+        ("FULL_RARE", crate::rng::FULL_RARE),
     ]);
     let mut s = String::from("// Generated from src/contract/.\n");
     for (name, v) in u32s {
         s.push_str(&format!("const {name}: u32 = {v}u;\n"));
     }
     s.push_str(&format!("const HIST_MIN_EXP: i32 = {HIST_MIN_EXP};\n"));
+    s.push_str(&format!(
+        "const FAR_W: f32 = {:?};\n",
+        crate::sampling::FAR_W
+    ));
     s
 }

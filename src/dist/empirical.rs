@@ -36,6 +36,7 @@ pub(super) fn load_empirical(
             full.display()
         ))
     })?;
+    let content = content.strip_prefix('\u{feff}').unwrap_or(&content);
     let mut values = Vec::new();
     for (i, line) in content.lines().enumerate() {
         let line = line.trim();

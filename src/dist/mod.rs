@@ -39,6 +39,8 @@
 //! - `moments.rs`: exact moments, clamps included ([`Dist::mean`],
 //!   [`Dist::scv`], [`Dist::law_moments`]);
 //! - `cdf.rs`: [`Dist::cdf`] and [`Dist::quantile`];
+//! - `limits.rs`: the laws the f32 engines can sample and simulate, and the
+//!   refusal of the others at parse time;
 //! - `special.rs`: the special functions the moments need ([`ln_gamma`],
 //!   [`gamma_fn`], [`gamma_pq`], the normal CDF);
 //! - `tests.rs`: unit tests, including brute-force quadrature checks.
@@ -51,6 +53,7 @@ use crate::contract::{Law, LawKind};
 mod cdf;
 mod empirical;
 mod law_name;
+mod limits;
 mod moments;
 mod parse;
 mod special;
@@ -99,9 +102,12 @@ enum Shape {
         shape: f64,
         scale: f64,
     },
-    /// With probability `p1` exponential of mean `mean1`, else of mean `mean2`.
+    /// With probability `p1` exponential of mean `mean1`, else (probability
+    /// `p2 = 1 − p1`, the small one, kept on its own so that it keeps its
+    /// precision at any scv) of mean `mean2`.
     HyperExp {
         p1: f64,
+        p2: f64,
         mean1: f64,
         mean2: f64,
     },
@@ -231,8 +237,14 @@ impl Dist {
                 shape: *shape,
                 scale: scale * c,
             },
-            Shape::HyperExp { p1, mean1, mean2 } => Shape::HyperExp {
+            Shape::HyperExp {
+                p1,
+                p2,
+                mean1,
+                mean2,
+            } => Shape::HyperExp {
                 p1: *p1,
+                p2: *p2,
                 mean1: mean1 * c,
                 mean2: mean2 * c,
             },
@@ -301,11 +313,16 @@ impl Dist {
                 law.p[0] = f(*shape);
                 law.p[1] = f(*scale);
             }
-            Shape::HyperExp { p1, mean1, mean2 } => {
+            Shape::HyperExp {
+                p2, mean1, mean2, ..
+            } => {
+                // The rare branch first: the samplers compare a full-range
+                // uniform with p[0], which resolves a small p2 exactly, where
+                // 1 − p2 would round to 1 in f32 from scv ≈ 3e7 on.
                 law.kind = LawKind::HyperExp.code();
-                law.p[0] = f(*p1);
-                law.p[1] = f(*mean1);
-                law.p[2] = f(*mean2);
+                law.p[0] = f(*p2);
+                law.p[1] = f(*mean2);
+                law.p[2] = f(*mean1);
             }
             Shape::LogNormal { mu, sigma } => {
                 law.kind = LawKind::LogNormal.code();
@@ -318,10 +335,14 @@ impl Dist {
                 law.p[1] = f(1.0 / shape);
             }
             Shape::Pareto { alpha, lo, hi } => {
+                // (L/H)^alpha and 1 − (L/H)^alpha in f64: in f32 on the
+                // device, 1 − (L/H)^alpha cancels to 0 for tiny alpha.
+                let ell = (lo / hi).ln();
                 law.kind = LawKind::Pareto.code();
                 law.p[0] = f(*alpha);
                 law.p[1] = f(*lo);
-                law.p[2] = f(*hi);
+                law.p[2] = f((alpha * ell).exp());
+                law.p[3] = f(-(alpha * ell).exp_m1());
             }
             Shape::Uniform { min, width } => {
                 law.kind = LawKind::Uniform.code();

@@ -107,10 +107,12 @@ impl Dist {
             Shape::Det { value } => value.powi(j),
             Shape::Erlang { k, phase_mean } => gamma_raw_moment(f64::from(*k), *phase_mean, j),
             Shape::Gamma { shape, scale } => gamma_raw_moment(*shape, *scale, j),
-            Shape::HyperExp { p1, mean1, mean2 } => {
-                p1 * gamma_raw_moment(1.0, *mean1, j)
-                    + (1.0 - p1) * gamma_raw_moment(1.0, *mean2, j)
-            }
+            Shape::HyperExp {
+                p1,
+                p2,
+                mean1,
+                mean2,
+            } => p1 * gamma_raw_moment(1.0, *mean1, j) + p2 * gamma_raw_moment(1.0, *mean2, j),
             // E[X^j] = exp(j mu + j^2 sigma^2 / 2) (Johnson, Kotz & Balakrishnan,
             // "Continuous Univariate Distributions" vol. 1, ch. 14).
             Shape::LogNormal { mu, sigma } => (jf * mu + jf * jf * sigma * sigma / 2.0).exp(),
@@ -136,10 +138,14 @@ impl Dist {
             Shape::Exp { mean } => gamma_partial(1.0, *mean, j, x),
             Shape::Erlang { k, phase_mean } => gamma_partial(f64::from(*k), *phase_mean, j, x),
             Shape::Gamma { shape, scale } => gamma_partial(*shape, *scale, j, x),
-            Shape::HyperExp { p1, mean1, mean2 } => {
+            Shape::HyperExp {
+                p1,
+                p2,
+                mean1,
+                mean2,
+            } => {
                 let (a, b) = gamma_partial(1.0, *mean1, j, x);
                 let (c, d) = gamma_partial(1.0, *mean2, j, x);
-                let p2 = 1.0 - p1;
                 (p1 * a + p2 * c, p1 * b + p2 * d)
             }
             Shape::LogNormal { mu, sigma } => {

@@ -91,6 +91,7 @@ impl Dist {
                  range the f32 engines support; expected parameters of moderate size"
             )));
         }
+        dist.check_limits().map_err(|msg| args.err(msg))?;
         Ok(dist)
     }
 }
@@ -280,12 +281,14 @@ impl<'a> Args<'a> {
                 // renewal process, I: two basic methods", Oper. Res. 30(1)): p1 = (1 + r)/2 with
                 // r = sqrt((scv-1)/(scv+1)), mean_i = mean / (2 p_i). The small
                 // probability p2 = (1 - r)/2 = 1/((scv+1)(1+r)) is formed without
-                // cancellation, and p1 = 1 - p2 so that 1 - p1 recovers it exactly.
+                // cancellation and kept beside p1 = 1 - p2 (which is 1 in f64
+                // from scv = 1e16 on).
                 let r = ((scv - 1.0) / (scv + 1.0)).sqrt();
                 let p2 = 1.0 / ((scv + 1.0) * (1.0 + r));
                 let p1 = 1.0 - p2;
                 Shape::HyperExp {
                     p1,
+                    p2,
                     mean1: mean / (2.0 * p1),
                     mean2: mean / (2.0 * p2),
                 }

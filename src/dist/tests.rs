@@ -136,9 +136,14 @@ fn density(d: &Dist) -> (Box<dyn Fn(f64) -> f64>, f64, f64) {
             scale.ln() - 60.0 / shape,
             scale.ln() + (800.0 + 10.0 * shape).ln(),
         ),
-        Shape::HyperExp { p1, mean1, mean2 } => (
+        Shape::HyperExp {
+            p1,
+            p2,
+            mean1,
+            mean2,
+        } => (
             Box::new(move |x| {
-                p1 * x / mean1 * (-x / mean1).exp() + (1.0 - p1) * x / mean2 * (-x / mean2).exp()
+                p1 * x / mean1 * (-x / mean1).exp() + p2 * x / mean2 * (-x / mean2).exp()
             }),
             mean1.min(mean2).ln() - 60.0,
             mean1.max(mean2).ln() + 800f64.ln(),
@@ -253,12 +258,19 @@ fn parses_every_law_and_key_combination() {
     close(d.mean(), m1, 1e-13);
     close(d.second_moment(), m2, 1e-13);
     // Hyperexp phases are balanced: p1 mean1 = p2 mean2 = mean/2.
-    let Shape::HyperExp { p1, mean1, mean2 } = svc("hyperexp(scv=4,mean=2)").shape else {
+    let Shape::HyperExp {
+        p1,
+        p2,
+        mean1,
+        mean2,
+    } = svc("hyperexp(scv=4,mean=2)").shape
+    else {
         panic!()
     };
     close(p1, (1.0 + (3.0f64 / 5.0).sqrt()) / 2.0, 1e-15);
+    close(p2, 1.0 - p1, 1e-14);
     close(p1 * mean1, 1.0, 1e-15);
-    close((1.0 - p1) * mean2, 1.0, 1e-14);
+    close(p2 * mean2, 1.0, 1e-14);
     // Clamps parse on every non-support law.
     for text in [
         "exp(mean=1,min=0.1,max=5)",
@@ -333,11 +345,12 @@ fn to_law_encodes_per_contract() {
     let l = law("gamma(shape=0.5,mean=2)", &mut table);
     assert_eq!((l.kind, l.p[0], l.p[1]), (LawKind::Gamma.code(), 0.5, 4.0));
     let l = law("hyperexp(scv=4,mean=2)", &mut table);
-    let p1 = (1.0 + (0.6f64).sqrt()) / 2.0;
+    let p2 = 1.0 / (5.0 * (1.0 + (0.6f64).sqrt()));
     assert_eq!(l.kind, LawKind::HyperExp.code());
+    // The rare branch (probability p2, mean 1/p2) first.
     assert_eq!(
         l.p[..3],
-        [p1 as f32, (1.0 / p1) as f32, (1.0 / (1.0 - p1)) as f32]
+        [p2 as f32, (1.0 / p2) as f32, (1.0 / (1.0 - p2)) as f32]
     );
     let l = law("lognormal(sigma=0.5,median=2)", &mut table);
     assert_eq!(
@@ -351,8 +364,13 @@ fn to_law_encodes_per_contract() {
     );
     let l = law("pareto(alpha=1.5,min=1,max=100)", &mut table);
     assert_eq!(
-        (l.kind, l.p[..3].to_vec(), l.lo, l.hi),
-        (LawKind::Pareto.code(), vec![1.5, 1.0, 100.0], 0.0, f32::MAX)
+        (l.kind, l.p.to_vec(), l.lo, l.hi),
+        (
+            LawKind::Pareto.code(),
+            vec![1.5, 1.0, 1e-3, 0.999],
+            0.0,
+            f32::MAX
+        )
     );
     let l = law("uniform(min=1,max=3)", &mut table);
     assert_eq!(

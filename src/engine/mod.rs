@@ -27,6 +27,11 @@ use std::time::Instant;
 use crate::contract::costs::loop_cost_per_customer;
 use crate::contract::{PointParams, RepResult, Tile, HIST_BINS};
 
+/// Longest a single measured engine call or dispatch should take (`qsweep
+/// bench`, the peak measurement): far below OS GPU watchdogs (about 2 s on
+/// Windows), long enough to amortise a call's set-up.
+pub const MAX_CALL_SECONDS: f64 = 0.25;
+
 /// Work for one engine call.
 pub struct Batch<'a> {
     pub params: &'a [PointParams],
@@ -166,6 +171,12 @@ pub trait Engine {
     /// long call then still reports points as they complete.
     fn streams(&self) -> bool {
         false
+    }
+
+    /// Seconds the device spent on the last call's dispatches, where the
+    /// engine can tell (a GPU's timestamp queries or pass waits).
+    fn device_seconds(&self) -> Option<f64> {
+        None
     }
 }
 

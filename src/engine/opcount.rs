@@ -71,6 +71,10 @@ fn point_value(p: &PointParams) -> Value {
         Value::Num(f64::from(p.inv_hist_scale)),
         n(p.choices),
         n(p.routers),
+        Value::Num(f64::from(p.ln_keep)),
+        n(0),
+        n(0),
+        n(0),
     ])
 }
 

@@ -2,7 +2,8 @@
 //!
 //! Why this module exists: the legend explains both the series (one colour and
 //! marker per `--by` value) and the drawing conventions that apply to this figure
-//! (dashed analytic lines, 95 % CI bars, ▼ for zeros on a log axis, hollow markers
+//! (analytic baselines named by method — thin solid lines for exact ones, dashed
+//! for approximations — 95 % CI bars, ▼ for zeros on a log axis, hollow markers
 //! for unstable rows).  It sits below the panels so it never covers data, and its
 //! entries wrap into as many centred rows as the figure's width needs.
 
@@ -11,6 +12,7 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::labels::{baseline_text, BaselineKind};
 use super::load::Loaded;
 use super::markers::{draw_error_bar, draw_marker, group_color, group_shape, Shape};
 use super::style::{text_size, Geom, META_GREY};
@@ -19,15 +21,17 @@ use super::style::{text_size, Geom, META_GREY};
 const CONVENTION_ENTRIES: usize = 4;
 
 /// Upper bound on the number of legend entries, for sizing the figure before
-/// anything is measured.
+/// anything is measured (one analytic entry is among the conventions; exact
+/// and approximate baselines together take one more).
 pub(super) fn max_entries(l: &Loaded) -> usize {
-    l.groups.len() + CONVENTION_ENTRIES
+    l.groups.len() + CONVENTION_ENTRIES + l.baselines.len().saturating_sub(1)
 }
 
 enum LegendKind {
     /// A `--by` value: its colour, line and marker.
     Group(usize),
-    Analytic,
+    /// Analytic baselines of this kind (thin solid for exact, dashed otherwise).
+    Analytic(BaselineKind),
     Ci,
     Zero,
     Unstable,
@@ -152,14 +156,13 @@ fn entries(l: &Loaded) -> Vec<(LegendKind, String)> {
         .series
         .iter()
         .any(|s| s.points.iter().any(|p| p.2.is_some()));
-    let any_analytic = l.summary.series.iter().any(|s| s.dashed);
     let any_unstable = l.meta.iter().any(|m| m.stable.iter().any(|s| !s));
     let mut entries: Vec<(LegendKind, String)> = Vec::new();
     for (i, name) in l.groups.iter().enumerate() {
         entries.push((LegendKind::Group(i), name.clone()));
     }
-    if any_analytic {
-        entries.push((LegendKind::Analytic, "analytic".to_string()));
+    for (kind, names) in &l.baselines {
+        entries.push((LegendKind::Analytic(*kind), baseline_text(*kind, names)));
     }
     if any_ci {
         entries.push((LegendKind::Ci, "95% CI".to_string()));
@@ -190,7 +193,13 @@ fn draw_sample<DB: DrawingBackend>(
             ))?;
             draw_marker(root, g, (mid, sy), group_shape(*gi), c, true)?;
         }
-        LegendKind::Analytic => {
+        LegendKind::Analytic(BaselineKind::Exact) => {
+            root.draw(&PathElement::new(
+                vec![(sx0, sy), (sx1, sy)],
+                META_GREY.stroke_width(g.w(1.0)),
+            ))?;
+        }
+        LegendKind::Analytic(_) => {
             root.draw(&DashedPathElement::new(
                 vec![(sx0, sy), (sx1, sy)],
                 g.px(6.0),

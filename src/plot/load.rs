@@ -10,7 +10,9 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::labels::axis_label;
+use super::keys::{display_order, Interner, KeyColumns};
+use super::labels::{axis_label, baseline_method, baseline_text, BaselineKind};
+use super::xaxis::{choose_x, X_AXES};
 use super::{PlotError, PlotOptions, PlotSummary, Series};
 
 /// A panel of the figure: one y column for one facet value.
@@ -33,6 +35,8 @@ pub(super) struct SeriesMeta {
     pub(super) group: usize,
     /// Per point (parallel to `points`): `false` for rows with `stable=false`.
     pub(super) stable: Vec<bool>,
+    /// Analytic series: what kind of baseline it is (`None` for measured series).
+    pub(super) baseline: Option<BaselineKind>,
 }
 
 /// The CSV as the figure needs it: the public summary plus the panel grid and legend.
@@ -47,9 +51,15 @@ pub(super) struct Loaded {
     pub(super) cols: usize,
     /// `--by` values in legend order, as labelled (empty without `--by`).
     pub(super) groups: Vec<String>,
-    /// Name of the `--by` column (legend title), empty without `--by`.
+    /// Names of the `--by` columns (legend title), empty without `--by`.
     pub(super) group_title: String,
     pub(super) meta: Vec<SeriesMeta>,
+    /// Whether panels are rows of `--facet` values (their y axes are then shared
+    /// down each column unless `--free-y`).
+    pub(super) faceted: bool,
+    /// The analytic methods drawn, per kind, in order of first appearance
+    /// (human names, e.g. "Erlang C"), for the legend.
+    pub(super) baselines: Vec<(BaselineKind, Vec<String>)>,
 }
 
 /// Parse `csv_path` and group it into series and panels as asked by `opts`.
@@ -74,13 +84,29 @@ pub(super) fn load(csv_path: &Path, opts: &PlotOptions) -> Result<Loaded, PlotEr
         data: &data,
         headers: &headers,
     };
-    let mut notes = Vec::new();
-    let cols = Columns::find(&src, &ys, opts, &mut notes)?;
-    let read = read_rows(&mut reader, &src, &cols, opts)?;
-    if read.rows.is_empty() {
-        return Err(read.nothing_to_plot(&file, opts));
+    // Every record up to the first malformed one; that error is reported after
+    // the rows before it are parsed, so that problems come out in file order.
+    let mut records = Vec::new();
+    let mut malformed = None;
+    for rec in reader.records() {
+        match rec {
+            Ok(r) => records.push(r),
+            Err(e) => {
+                malformed = Some(csv_error(&file, &data, e));
+                break;
+            }
+        }
     }
-    notes.extend(read.left_out_notes(&ys, opts));
+    let mut notes = Vec::new();
+    let cols = Columns::find(&src, &ys, opts, &records, &mut notes)?;
+    let read = read_rows(records, &src, &cols, opts)?;
+    if let Some(e) = malformed {
+        return Err(e);
+    }
+    if read.rows.is_empty() {
+        return Err(read.nothing_to_plot(&file, &headers[cols.x]));
+    }
+    notes.extend(read.left_out_notes(&ys, &headers[cols.x]));
     arrange(&src, &ys, &cols, &read, opts, notes)
 }
 
@@ -100,7 +126,7 @@ fn arrange(
     let facet_order = display_order(&read.facets.names);
     let groups: Vec<String> = group_order
         .iter()
-        .map(|&g| read.groups.names[g].clone())
+        .map(|&g| cols.by.label(&read.groups.names[g]))
         .collect();
 
     let x_label = axis_label(&headers[cols.x], opts.time_unit.as_deref());
@@ -109,15 +135,16 @@ fn arrange(
         .map(|y| axis_label(y, opts.time_unit.as_deref()))
         .collect();
 
-    let facet_column = cols.facet.map(|c| headers[c].as_str());
-    let panels = layout_panels(&facet_order, &read.facets.names, facet_column, ys);
-    let (n_rows, n_cols) = grid_shape(facet_column.is_some(), facet_order.len(), ys.len());
+    let facet = (!cols.facet.is_empty()).then_some(&cols.facet);
+    let panels = layout_panels(&facet_order, &read.facets.names, facet, ys);
+    let (n_rows, n_cols) = grid_shape(facet.is_some(), facet_order.len(), ys.len());
 
     let set = SeriesSource {
         rows: &read.rows,
         y_cols: &cols.ys,
         group_order: &group_order,
-        group_names: cols.by.map(|_| groups.as_slice()),
+        group_names: (!cols.by.is_empty()).then_some(groups.as_slice()),
+        methods: &read.methods.names,
         y_labels: &y_labels,
         log_y: opts.log_y,
     }
@@ -134,12 +161,13 @@ fn arrange(
     }
 
     let x_range = x_range(&set.series);
-    let group_title = cols.by.map(|c| headers[c].clone()).unwrap_or_default();
+    let baselines = baselines_drawn(&set.series);
     Ok(Loaded {
         summary: PlotSummary {
             series: set.series,
             x_range,
             y_ranges: set.y_ranges,
+            x_column: headers[cols.x].clone(),
             x_label,
             y_labels,
             dropped_zero: set.dropped_zero,
@@ -148,14 +176,32 @@ fn arrange(
         panels: panels.into_iter().map(|(_, p)| p).collect(),
         rows: n_rows,
         cols: n_cols,
-        groups: if cols.by.is_some() {
-            groups.iter().map(|g| display_value(g)).collect()
-        } else {
-            vec![]
-        },
-        group_title,
+        groups: if cols.by.is_empty() { vec![] } else { groups },
+        group_title: cols.by.names.join(", "),
         meta: set.meta,
+        faceted: facet.is_some(),
+        baselines,
     })
+}
+
+/// The analytic methods among `series`, per kind (exact first), each kind's
+/// names in order of first appearance.
+fn baselines_drawn(series: &[Series]) -> Vec<(BaselineKind, Vec<String>)> {
+    let mut out: Vec<(BaselineKind, Vec<String>)> = Vec::new();
+    for s in series {
+        let Some(method) = &s.baseline else { continue };
+        let (kind, name) = baseline_method(method);
+        match out.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, names)) => {
+                if !name.is_empty() && !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+            None => out.push((kind, if name.is_empty() { vec![] } else { vec![name] })),
+        }
+    }
+    out.sort_by_key(|(k, _)| *k);
+    out
 }
 
 /// The y columns asked for (blank entries dropped); at least one.
@@ -190,11 +236,15 @@ struct Source<'a> {
 /// Where the requested columns are in the header.
 struct Columns {
     x: usize,
-    by: Option<usize>,
-    facet: Option<usize>,
+    /// The `--by` columns (empty: one series per panel).
+    by: KeyColumns,
+    /// The `--facet` columns (empty: no facet rows).
+    facet: KeyColumns,
     /// One per requested y, in order.
     ys: Vec<YColumns>,
     stable: Option<usize>,
+    /// `analytic_method`, where present and analytic curves are asked for.
+    method: Option<usize>,
 }
 
 /// The columns behind one y: its values, their CI half-widths, the analytic baseline.
@@ -208,26 +258,65 @@ struct YColumns {
 
 impl Columns {
     /// Find the columns `opts` names (an error names the file and suggests a
-    /// close match); a missing analytic column is only a note.
+    /// close match); a missing analytic column is only a note.  Without `--x`
+    /// the x column is chosen from `records` (see [`choose_x`]).
     fn find(
         src: &Source,
         ys: &[String],
         opts: &PlotOptions,
+        records: &[csv::StringRecord],
         notes: &mut Vec<String>,
     ) -> Result<Columns, PlotError> {
         let find = |name: &str| src.headers.iter().position(|h| h == name);
         let require = |name: &str| -> Result<usize, PlotError> {
             find(name).ok_or_else(|| no_column(src.file, name, src.headers))
         };
-        let x = require(opts.x.trim())?;
-        let by = if opts.by.trim().is_empty() {
-            None
-        } else {
-            Some(require(opts.by.trim())?)
+        let x_named = (!opts.x.trim().is_empty())
+            .then(|| require(opts.x.trim()))
+            .transpose()?;
+        let names = |list: &[String]| -> Vec<String> {
+            list.iter()
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
         };
-        let facet = match &opts.facet {
-            Some(f) if !f.trim().is_empty() => Some(require(f.trim())?),
-            _ => None,
+        let (by_names, facet_names) = (names(&opts.by), names(&opts.facet));
+        let by_cols = by_names
+            .iter()
+            .map(|n| require(n))
+            .collect::<Result<Vec<_>, _>>()?;
+        let facet_cols = facet_names
+            .iter()
+            .map(|n| require(n))
+            .collect::<Result<Vec<_>, _>>()?;
+        let taken: Vec<&str> = by_names
+            .iter()
+            .chain(&facet_names)
+            .map(String::as_str)
+            .collect();
+        let by = KeyColumns::new(&by_names, &by_cols, src.headers, &taken);
+        let facet = KeyColumns::new(&facet_names, &facet_cols, src.headers, &taken);
+        let x = match x_named {
+            Some(x) => x,
+            None => {
+                let key_cells: Vec<usize> =
+                    by.cells.iter().chain(&facet.cells).map(|c| c.0).collect();
+                let x =
+                    choose_x(src.headers, records, &key_cells).ok_or_else(|| PlotError::Data {
+                        file: src.file.to_string(),
+                        message: format!(
+                            "no axis column to put on x (none of {}): name one with --x",
+                            X_AXES.join(", ")
+                        ),
+                    })?;
+                if src.headers[x] != "servers" {
+                    notes.push(format!(
+                        "x axis: {}, the axis that varies along a series (--x chooses another)",
+                        src.headers[x]
+                    ));
+                }
+                x
+            }
         };
         let mut y_cols = Vec::new();
         for y in ys {
@@ -256,6 +345,11 @@ impl Columns {
             facet,
             ys: y_cols,
             stable: find("stable"),
+            method: if opts.analytic {
+                find("analytic_method")
+            } else {
+                None
+            },
         })
     }
 }
@@ -267,25 +361,11 @@ struct Row {
     group: usize,
     /// Index into `ReadRows::facets` (order of first appearance).
     facet: usize,
+    /// Index into `ReadRows::methods` (its `analytic_method` cell).
+    method: usize,
     stable: bool,
     /// Per y: (value, ci, analytic)
     values: Vec<(Option<f64>, Option<f64>, Option<f64>)>,
-}
-
-/// Distinct values of a column, numbered in order of first appearance.
-#[derive(Default)]
-struct Interner {
-    names: Vec<String>,
-    index: HashMap<String, usize>,
-}
-
-impl Interner {
-    fn intern(&mut self, v: &str) -> usize {
-        *self.index.entry(v.to_string()).or_insert_with(|| {
-            self.names.push(v.to_string());
-            self.names.len() - 1
-        })
-    }
 }
 
 /// The rows of the CSV, with counts of what was left out of them.
@@ -294,10 +374,12 @@ struct ReadRows {
     rows: Vec<Row>,
     /// The record of each row (to say which columns differ between repeated x).
     records: Vec<csv::StringRecord>,
-    /// `--by` values (a single "" without `--by`).
+    /// `--by` values (a single empty key without `--by`).
     groups: Interner,
-    /// `--facet` values (a single "" without `--facet`).
+    /// `--facet` values (a single empty key without `--facet`).
     facets: Interner,
+    /// `analytic_method` cells (a single "" without that column).
+    methods: Interner,
     /// Rows without an x value (left out).
     no_x: usize,
     /// Per y: rows without a value.
@@ -306,9 +388,9 @@ struct ReadRows {
     non_finite: usize,
 }
 
-/// Read every record into a [`Row`]; the first malformed record or bad number is an error.
+/// Parse every record into a [`Row`]; the first bad number is an error.
 fn read_rows(
-    reader: &mut csv::Reader<&[u8]>,
+    records: Vec<csv::StringRecord>,
     src: &Source,
     cols: &Columns,
     opts: &PlotOptions,
@@ -317,8 +399,7 @@ fn read_rows(
         missing_y: vec![0; cols.ys.len()],
         ..Default::default()
     };
-    for (i, rec) in reader.records().enumerate() {
-        let rec = rec.map_err(|e| csv_error(src.file, src.data, e))?;
+    for (i, rec) in records.into_iter().enumerate() {
         let line = rec
             .position()
             .map(|p| line_at(src.data, p.byte()))
@@ -348,10 +429,11 @@ impl ReadRows {
             self.no_x += 1;
             return Ok(None);
         };
-        let group = self.groups.intern(cols.by.map_or("", |c| record.cell(c)));
-        let facet = self
-            .facets
-            .intern(cols.facet.map_or("", |c| record.cell(c)));
+        let group = self.groups.intern(cols.by.values(record.cells));
+        let facet = self.facets.intern(cols.facet.values(record.cells));
+        let method = self
+            .methods
+            .intern(vec![cols.method.map_or("", |c| record.cell(c)).to_string()]);
         let stable = cols.stable.is_none_or(|c| is_stable(record.cell(c)));
         let mut values = Vec::with_capacity(cols.ys.len());
         for (k, y) in cols.ys.iter().enumerate() {
@@ -373,6 +455,7 @@ impl ReadRows {
             x,
             group,
             facet,
+            method,
             stable,
             values,
         }))
@@ -390,11 +473,11 @@ impl ReadRows {
     }
 
     /// The error when no row has an x value.
-    fn nothing_to_plot(&self, file: &str, opts: &PlotOptions) -> PlotError {
+    fn nothing_to_plot(&self, file: &str, x: &str) -> PlotError {
         PlotError::Data {
             file: file.to_string(),
             message: if self.no_x > 0 {
-                format!("no row has a value in column '{}'", opts.x)
+                format!("no row has a value in column '{x}'")
             } else {
                 "no data rows".to_string()
             },
@@ -402,12 +485,12 @@ impl ReadRows {
     }
 
     /// Notes on rows and cells left out.
-    fn left_out_notes(&self, ys: &[String], opts: &PlotOptions) -> Vec<String> {
+    fn left_out_notes(&self, ys: &[String], x: &str) -> Vec<String> {
         let mut notes = Vec::new();
         if self.no_x > 0 {
             notes.push(format!(
-                "{} row(s) without a value in '{}' left out",
-                self.no_x, opts.x
+                "{} row(s) without a value in '{x}' left out",
+                self.no_x
             ));
         }
         for (k, y) in ys.iter().enumerate() {
@@ -500,20 +583,17 @@ fn is_stable(cell: &str) -> bool {
 /// each with the index of its facet value.
 fn layout_panels(
     facet_order: &[usize],
-    facet_names: &[String],
-    facet_column: Option<&str>,
+    facet_names: &[Vec<String>],
+    facet: Option<&KeyColumns>,
     ys: &[String],
 ) -> Vec<(usize, PanelInfo)> {
     let mut panels = Vec::new();
     for &f in facet_order {
         for (k, y) in ys.iter().enumerate() {
-            let (name, title) = match facet_column {
-                Some(column) => {
+            let (name, title) = match facet {
+                Some(keys) => {
                     let v = &facet_names[f];
-                    (
-                        format!("{y} | {column}={v}"),
-                        Some(format!("{column} = {}", display_value(v))),
-                    )
+                    (format!("{y} | {}", keys.raw(v)), Some(keys.title(v)))
                 }
                 None => (y.clone(), None),
             };
@@ -541,8 +621,8 @@ fn grid_shape(faceted: bool, n_facets: usize, n_ys: usize) -> (usize, usize) {
     }
 }
 
-/// A point while grouping: (x, y, CI half-width, stable).
-type Point = (f64, f64, Option<f64>, bool);
+/// A point while grouping: (x, y, CI half-width, stable, method index).
+type Point = (f64, f64, Option<f64>, bool, usize);
 
 /// What the series of every panel are cut from.
 struct SeriesSource<'a> {
@@ -550,9 +630,11 @@ struct SeriesSource<'a> {
     y_cols: &'a [YColumns],
     /// Group indices in legend order.
     group_order: &'a [usize],
-    /// `--by` values in legend order; `None` without `--by` (series are then
-    /// labelled by their y axis label).
+    /// `--by` values in legend order, as labelled; `None` without `--by`
+    /// (series are then labelled by their y axis label).
     group_names: Option<&'a [String]>,
+    /// `analytic_method` cells by index.
+    methods: &'a [Vec<String>],
     y_labels: &'a [String],
     log_y: bool,
 }
@@ -570,7 +652,8 @@ struct SeriesSet {
 
 impl SeriesSource<'_> {
     /// Cut the rows into series, panel by panel: in each, the measured series in
-    /// legend order, then the analytic ones.
+    /// legend order, then the analytic ones (one per group and method, methods
+    /// in order of x).
     fn collect(&self, panels: &[(usize, PanelInfo)], notes: &mut Vec<String>) -> SeriesSet {
         let mut set = SeriesSet {
             series: Vec::new(),
@@ -589,32 +672,50 @@ impl SeriesSource<'_> {
                     continue;
                 }
                 for (rank, &g) in self.group_order.iter().enumerate() {
-                    let pts = self.points(*f, g, k, analytic);
-                    if pts.is_empty() {
+                    let all = self.points(*f, g, k, analytic);
+                    if all.is_empty() {
                         continue;
                     }
                     if !analytic {
-                        set.duplicated += pts.windows(2).filter(|w| w[0].0 == w[1].0).count();
-                        set.unstable_points += pts.iter().filter(|p| !p.3).count();
+                        set.duplicated += all.windows(2).filter(|w| w[0].0 == w[1].0).count();
+                        set.unstable_points += all.iter().filter(|p| !p.3).count();
                     }
-                    for pt in &pts {
+                    for pt in &all {
                         lo = lo.min(pt.1);
                         hi = hi.max(pt.1);
                         if self.log_y && pt.1 <= 0.0 {
                             set.dropped_zero += 1;
                         }
                     }
-                    set.series.push(Series {
-                        label: self.label(rank, k, analytic),
-                        panel: info.name.clone(),
-                        points: pts.iter().map(|p| (p.0, p.1, p.2)).collect(),
-                        dashed: analytic,
-                    });
-                    set.meta.push(SeriesMeta {
-                        panel: p,
-                        group: rank,
-                        stable: pts.iter().map(|p| p.3).collect(),
-                    });
+                    // Measured: one series; analytic: one per method.
+                    let mut methods: Vec<Option<usize>> = vec![];
+                    for pt in &all {
+                        let m = analytic.then_some(pt.4);
+                        if !methods.contains(&m) {
+                            methods.push(m);
+                        }
+                    }
+                    for m in methods {
+                        let pts: Vec<&Point> = all
+                            .iter()
+                            .filter(|pt| m.is_none_or(|m| pt.4 == m))
+                            .collect();
+                        let method = m.map(|m| self.methods[m][0].clone());
+                        let kind = method.as_deref().map(|c| baseline_method(c).0);
+                        set.series.push(Series {
+                            label: self.label(rank, k, method.as_deref()),
+                            panel: info.name.clone(),
+                            points: pts.iter().map(|p| (p.0, p.1, p.2)).collect(),
+                            dashed: kind.is_some_and(|k| k != BaselineKind::Exact),
+                            baseline: method,
+                        });
+                        set.meta.push(SeriesMeta {
+                            panel: p,
+                            group: rank,
+                            stable: pts.iter().map(|p| p.3).collect(),
+                            baseline: kind,
+                        });
+                    }
                 }
             }
             if lo > hi {
@@ -636,9 +737,9 @@ impl SeriesSource<'_> {
             .filter_map(|r| {
                 let (y, ci, an) = r.values[k];
                 if analytic {
-                    an.map(|a| (r.x, a, None, true))
+                    an.map(|a| (r.x, a, None, true, r.method))
                 } else {
-                    y.map(|y| (r.x, y, ci, r.stable))
+                    y.map(|y| (r.x, y, ci, r.stable, r.method))
                 }
             })
             .collect();
@@ -646,16 +747,20 @@ impl SeriesSource<'_> {
         pts
     }
 
-    /// Legend label of a series: its `--by` value (or y label), `(analytic)` appended.
-    fn label(&self, rank: usize, k: usize, analytic: bool) -> String {
+    /// Legend label of a series: its `--by` value (or y label), with the
+    /// analytic method appended to a baseline: "central (exact: Erlang C)",
+    /// or "(analytic)" where the CSV does not name the method.
+    fn label(&self, rank: usize, k: usize, method: Option<&str>) -> String {
         let base = match self.group_names {
-            Some(names) => display_value(&names[rank]),
+            Some(names) => names[rank].clone(),
             None => self.y_labels[k].clone(),
         };
-        if analytic {
-            format!("{base} (analytic)")
-        } else {
-            base
+        match method {
+            None => base,
+            Some(cell) => {
+                let (kind, name) = baseline_method(cell);
+                format!("{base} ({})", baseline_text(kind, &[name]))
+            }
         }
     }
 }
@@ -683,14 +788,14 @@ impl SeriesSet {
 /// The note on repeated x values within a series, naming the input columns that
 /// tell the rows apart.
 fn repeated_x_note(duplicated: usize, read: &ReadRows, src: &Source, cols: &Columns) -> String {
-    let differing = differing_columns(
-        &read.rows,
-        &read.records,
-        src.headers,
-        &[cols.x],
-        cols.by,
-        cols.facet,
-    );
+    let keys: Vec<usize> = cols
+        .by
+        .cells
+        .iter()
+        .chain(&cols.facet.cells)
+        .map(|c| c.0)
+        .collect();
+    let differing = differing_columns(&read.rows, &read.records, src.headers, cols.x, &keys);
     let what = if differing.is_empty() {
         String::new()
     } else {
@@ -780,25 +885,6 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-/// Indices of `names` in display order: numeric order when all parse as numbers,
-/// else order of first appearance.
-fn display_order(names: &[String]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..names.len()).collect();
-    let nums: Option<Vec<f64>> = names.iter().map(|n| n.parse::<f64>().ok()).collect();
-    if let Some(nums) = nums {
-        order.sort_by(|&a, &b| nums[a].total_cmp(&nums[b]));
-    }
-    order
-}
-
-fn display_value(v: &str) -> String {
-    if v.is_empty() {
-        "(empty)".to_string()
-    } else {
-        v.to_string()
-    }
-}
-
 /// Output columns never explain why two rows share an x (they are results).
 fn is_result_column(name: &str) -> bool {
     matches!(
@@ -811,14 +897,14 @@ fn is_result_column(name: &str) -> bool {
         || name.ends_with("_sojourn")
 }
 
-/// Input columns whose values differ between rows that share (facet, group, x).
+/// Input columns (other than x and the `--by`/`--facet` keys) whose values
+/// differ between rows that share (facet, group, x).
 fn differing_columns(
     rows: &[Row],
     records: &[csv::StringRecord],
     headers: &[String],
-    skip: &[usize],
-    by_col: Option<usize>,
-    facet_col: Option<usize>,
+    x: usize,
+    keys: &[usize],
 ) -> Vec<String> {
     let mut first: HashMap<(usize, usize, u64), usize> = HashMap::new();
     let mut differ = vec![false; headers.len()];
@@ -840,13 +926,7 @@ fn differing_columns(
     headers
         .iter()
         .enumerate()
-        .filter(|(c, h)| {
-            differ[*c]
-                && !skip.contains(c)
-                && Some(*c) != by_col
-                && Some(*c) != facet_col
-                && !is_result_column(h)
-        })
+        .filter(|(c, h)| differ[*c] && *c != x && !keys.contains(c) && !is_result_column(h))
         .map(|(_, h)| h.clone())
         .collect()
 }

@@ -1,4 +1,4 @@
-//! `qsweep plot`: turn a results CSV written by `qsweep run` into a chart (SVG or PNG).
+//! `qsweep plot`: turn a results CSV written by `qsweep run` into a chart (SVG, PNG or PDF).
 //!
 //! Why this module exists: a sweep produces one CSV row per grid point, and the
 //! question it answers ("how does the mean / p99 wait of each routing policy scale
@@ -19,7 +19,17 @@
 //!   Okabe–Ito colour-blind-safe palette), one shared legend below the panels so
 //!   it never covers data;
 //! * vertical error bars with caps = 95 % CI (`y ± <y>_ci95`) when that column exists;
-//! * dashed lines of the same colour = `analytic_<y>` (with `analytic = true`);
+//! * `analytic_<y>` (with `analytic = true`) in the series' colour: a thin solid
+//!   line where `analytic_method` says `exact:…`, dashed where it says `approx:…`
+//!   (or where the CSV has no such column); the legend names the methods
+//!   ("exact: Erlang C", "approx: Allen–Cunneen"), so that an approximation that
+//!   misses the simulation is not read as the simulation missing the theory;
+//! * x is the input axis that varies along a series unless `--x` names one:
+//!   a ρ sweep is drawn against ρ, a fleet-size sweep against servers (see [`xaxis`]);
+//! * series (`--by`) and facet rows (`--facet`) are keyed by one or several
+//!   columns; `routing` carries pod's d and the router count ("pod (d=2)"), and
+//!   legends and facet titles name values readably ("JSQ", "ρ = 0.9");
+//! * facet rows share the y range of each y column (`free_y` gives each its own);
 //! * on a log y axis a value ≤ 0 cannot be placed: such points are drawn as a
 //!   downward triangle (▼) sitting on the bottom edge of the panel, the line is
 //!   broken there, a legend entry explains the marker and they are counted in
@@ -32,30 +42,38 @@
 //! `ab_glyph`, so no system font library (fontconfig/freetype) is needed.  SVG text
 //! names the font family `DejaVu Sans, Helvetica, Arial, sans-serif`.  PNG output is
 //! rasterised at 2× the logical size (`width`×`height`) so that it stays sharp in print.
+//! PDF output is vector, drawn by our own backend ([`pdf`]) with the same layout as
+//! the SVG and the same font, embedded (subset) so that it prints as it looks.
 //!
 //! Where things are:
 //! * this file: the public API and the overall flow (check the output name, load,
 //!   size the figure, draw, write);
 //! * [`load`]: reading and validating the CSV, grouping rows into series and panels;
-//! * [`labels`]: axis titles for CSV columns;
+//! * [`keys`]: the `--by` / `--facet` columns and how their values are named;
+//! * [`xaxis`]: the x column when `--x` is not given;
+//! * [`labels`]: axis titles for CSV columns, policy and method names;
 //! * [`ticks`]: axis scales, limits, tick choice and tick labels;
 //! * [`render`]: figure size and layout (title, legend strip, panel grid);
 //! * [`legend`] and [`panel`]: drawing the legend and one panel;
 //! * [`markers`]: colours, marker shapes, error bars, ▼ markers of clamped zeros;
 //! * [`style`]: the embedded font, greys, logical-to-device pixel scaling;
-//! * [`output`]: SVG / PNG backends and files.
+//! * [`output`]: SVG / PNG / PDF backends and files;
+//! * [`pdf`]: the PDF drawing backend and document writer (with its font subset).
 
 use std::path::Path;
 
+mod keys;
 mod labels;
 mod legend;
 mod load;
 mod markers;
 mod output;
 mod panel;
+mod pdf;
 mod render;
 mod style;
 mod ticks;
+mod xaxis;
 
 #[cfg(test)]
 mod tests;
@@ -69,20 +87,27 @@ use style::ensure_font;
 /// Options of `qsweep plot`.  Use `PlotOptions { y: ..., ..Default::default() }`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlotOptions {
-    /// Column on the x axis (default `servers`).
+    /// Column on the x axis; empty (the default) chooses the axis that varies
+    /// along a series (see the module docs).
     pub x: String,
     /// Columns on the y axes, one panel per column (default `mean_wait`, `p99_wait`).
     pub y: Vec<String>,
-    /// One line (series) per distinct value of this column (default `routing`).
-    /// An empty string puts all rows of a panel in a single series.
-    pub by: String,
-    /// One row of panels per distinct value of this column.
-    pub facet: Option<String>,
+    /// One line (series) per distinct combination of these columns' values
+    /// (default `routing`, which carries pod's `choices` and the `routers`
+    /// count along).  Empty puts all rows of a panel in a single series.
+    pub by: Vec<String>,
+    /// One row of panels per distinct combination of these columns' values
+    /// (empty: no facets).
+    pub facet: Vec<String>,
+    /// Give each facet row its own y range; by default the panels of one y
+    /// column share their y axis so that the rows compare at a glance.
+    pub free_y: bool,
     /// Logarithmic x axis (all x values must then be > 0).
     pub log_x: bool,
     /// Logarithmic y axis; values ≤ 0 are clamped to the bottom edge (see module docs).
     pub log_y: bool,
-    /// Also draw `analytic_<y>` (where such a column exists) as dashed lines.
+    /// Also draw `analytic_<y>` (where such a column exists): exact baselines as
+    /// thin solid lines, approximations (and baselines of unknown method) dashed.
     pub analytic: bool,
     /// Figure width in logical pixels (SVG px; PNG is rendered at 2×). 0 = automatic.
     pub width: u32,
@@ -98,10 +123,11 @@ pub struct PlotOptions {
 impl Default for PlotOptions {
     fn default() -> Self {
         PlotOptions {
-            x: "servers".to_string(),
+            x: String::new(),
             y: vec!["mean_wait".to_string(), "p99_wait".to_string()],
-            by: "routing".to_string(),
-            facet: None,
+            by: vec!["routing".to_string()],
+            facet: vec![],
+            free_y: false,
             log_x: false,
             log_y: true,
             analytic: false,
@@ -116,7 +142,9 @@ impl Default for PlotOptions {
 /// One line of the chart.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
-    /// Legend label: the `--by` value; analytic series get the suffix ` (analytic)`.
+    /// Legend label: the `--by` value(s), readably named ("pod (d=2)"); analytic
+    /// series get their method appended ("central (exact: Erlang C)"), or
+    /// ` (analytic)` when the CSV has no `analytic_method` column.
     pub label: String,
     /// Name of the panel the series is drawn in: the y column, or
     /// `"<y> | <facet>=<value>"` when faceting (same names as in [`PlotSummary::y_ranges`]).
@@ -124,8 +152,13 @@ pub struct Series {
     /// `(x, y, 95 % CI half-width)`, sorted by x.  Values ≤ 0 are kept as they are
     /// (on a log y axis they are drawn clamped and counted in `dropped_zero`).
     pub points: Vec<(f64, f64, Option<f64>)>,
-    /// `true` for analytic baselines (drawn dashed, never with error bars).
+    /// `true` for analytic baselines drawn dashed: approximations, and
+    /// baselines whose method the CSV does not name.
     pub dashed: bool,
+    /// Analytic baselines: the `analytic_method` cell of their rows
+    /// (`exact:erlang_c`, `approx:allen_cunneen`, "" without that column);
+    /// `None` for measured series.  One series per group and method.
+    pub baseline: Option<String>,
 }
 
 /// What [`load_series`] / [`plot_csv`] found in the CSV.
@@ -140,6 +173,8 @@ pub struct PlotSummary {
     /// series' y values, measured and analytic, without CI and without padding
     /// (zeros included even on a log axis).  `(NaN, NaN)` for a panel without data.
     pub y_ranges: Vec<(String, f64, f64)>,
+    /// The column on the x axis (`--x`, or the one chosen without it).
+    pub x_column: String,
     /// x axis label as drawn, e.g. `servers`.
     pub x_label: String,
     /// y axis labels as drawn, one per `PlotOptions::y` entry, e.g. `mean wait (s)`.
@@ -180,8 +215,8 @@ pub enum PlotError {
     /// The data cannot be plotted as asked (no rows, no values, x ≤ 0 on a log axis ...).
     #[error("{file}: {message}")]
     Data { file: String, message: String },
-    /// The output file name has an extension other than `.svg` / `.png`.
-    #[error("{file}: unsupported output format '{ext}' (use a .svg or .png file name)")]
+    /// The output file name has an extension other than `.svg` / `.png` / `.pdf`.
+    #[error("{file}: unsupported output format '{ext}' (use a .svg, .png or .pdf file name)")]
     UnsupportedFormat { file: String, ext: String },
     /// The drawing library failed.
     #[error("{file}: drawing failed: {message}")]
@@ -195,7 +230,7 @@ pub fn load_series(csv_path: &Path, opts: &PlotOptions) -> Result<PlotSummary, P
 }
 
 /// Parse `csv_path` and draw it to `out`; the format follows the extension of `out`
-/// (`.svg` or `.png`, case-insensitive).  Returns what [`load_series`] returns.
+/// (`.svg`, `.png` or `.pdf`, case-insensitive).  Returns what [`load_series`] returns.
 pub fn plot_csv(csv_path: &Path, out: &Path, opts: &PlotOptions) -> Result<PlotSummary, PlotError> {
     Ok(plot_with_stats(csv_path, out, opts)?.0)
 }

@@ -2,8 +2,9 @@
 //! backend for it, and the bytes written.
 //!
 //! Why this module exists: the same [`render`] call draws on an SVG string (1×,
-//! logical pixels) or on an RGB buffer rasterised at 2× so that PNGs stay sharp in
-//! print; the PNG records its resolution so that its physical size matches the SVG's.
+//! logical pixels), on a PDF page (1×, vector, see [`super::pdf`]) or on an RGB
+//! buffer rasterised at 2× so that PNGs stay sharp in print; the PNG records its
+//! resolution and the PDF its page size so that their physical size matches the SVG's.
 
 use std::path::Path;
 
@@ -11,6 +12,7 @@ use plotters::prelude::*;
 
 use super::load::Loaded;
 use super::panel::DrawStats;
+use super::pdf::{PdfBackend, PdfPage};
 use super::render::render;
 use super::style::Geom;
 use super::{PlotError, PlotOptions};
@@ -23,6 +25,7 @@ pub(super) const PNG_SCALE: f64 = 2.0;
 pub(super) enum Format {
     Svg,
     Png,
+    Pdf,
 }
 
 impl Format {
@@ -36,6 +39,7 @@ impl Format {
         match ext.as_str() {
             "svg" => Ok(Format::Svg),
             "png" => Ok(Format::Png),
+            "pdf" => Ok(Format::Pdf),
             _ => Err(PlotError::UnsupportedFormat {
                 file: out.display().to_string(),
                 ext: if ext.is_empty() {
@@ -59,6 +63,7 @@ pub(super) fn write_figure(
     match format {
         Format::Svg => write_svg(out, l, opts, size),
         Format::Png => write_png(out, l, opts, size),
+        Format::Pdf => write_pdf(out, l, opts, size),
     }
 }
 
@@ -91,6 +96,29 @@ fn write_svg(
         root.present().map_err(|e| draw_error(out, e.to_string()))?;
     }
     std::fs::write(out, svg).map_err(|e| io_error(out, e))?;
+    Ok(stats)
+}
+
+fn write_pdf(
+    out: &Path,
+    l: &Loaded,
+    opts: &PlotOptions,
+    (w, h): (u32, u32),
+) -> Result<DrawStats, PlotError> {
+    let mut page = PdfPage::default();
+    let stats;
+    {
+        let backend =
+            PdfBackend::new(&mut page, (w, h)).map_err(|e| draw_error(out, e.to_string()))?;
+        let root = backend.into_drawing_area();
+        stats =
+            render(&root, l, opts, &Geom { s: 1.0 }).map_err(|e| draw_error(out, e.to_string()))?;
+        root.present().map_err(|e| draw_error(out, e.to_string()))?;
+    }
+    let bytes = page
+        .finish((w, h))
+        .map_err(|e| draw_error(out, e.to_string()))?;
+    std::fs::write(out, bytes).map_err(|e| io_error(out, e))?;
     Ok(stats)
 }
 

@@ -11,6 +11,7 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::labels::BaselineKind;
 use super::load::{Loaded, PanelInfo, SeriesMeta};
 use super::markers::{draw_clamped, draw_error_bar, draw_marker, group_color, group_shape, Clamp};
 use super::style::{text_size, Geom, AXIS_GREY, META_GREY};
@@ -20,13 +21,19 @@ use super::ticks::{
 use super::{PlotOptions, Series};
 
 /// Counts of what was drawn; used by tests to check error bars / clamped markers.
-#[derive(Debug, Default, Clone, Copy, PartialEq)]
+#[derive(Debug, Default, Clone, PartialEq)]
 pub(super) struct DrawStats {
     pub(super) ci_bars: usize,
     pub(super) markers: usize,
     pub(super) hollow_markers: usize,
     pub(super) clamped_markers: usize,
+    /// Polylines of dashed baselines (approximations, unknown methods).
     pub(super) dashed_segments: usize,
+    /// Polylines of exact baselines (thin, solid).
+    pub(super) exact_segments: usize,
+    /// Per panel (drawing order): the y axis' limits in drawing coordinates
+    /// (log10 of the values on a log axis).
+    pub(super) y_limits: Vec<(f64, f64)>,
 }
 
 type DrawResult<T, DB> = Result<T, DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
@@ -47,6 +54,7 @@ pub(super) fn draw_panels<DB: DrawingBackend>(
         l,
         x_axis: SharedXAxis::new(&l.summary, opts.log_x),
         yscale: Scale { log: opts.log_y },
+        shared_y: l.faceted && !opts.free_y,
         g,
         tick_font: g.font(15.0),
         desc_font: g.font(17.0),
@@ -65,6 +73,8 @@ struct PanelGrid<'a> {
     l: &'a Loaded,
     x_axis: SharedXAxis,
     yscale: Scale,
+    /// Panels of one y column share their y range (facet rows, without `--free-y`).
+    shared_y: bool,
     g: &'a Geom,
     tick_font: TextStyle<'static>,
     desc_font: TextStyle<'static>,
@@ -104,7 +114,17 @@ impl PanelGrid<'_> {
         let members: Vec<usize> = (0..series.len())
             .filter(|&i| self.l.meta[i].panel == p)
             .collect();
-        let axes = self.panel_axes(root, cell, info, &members);
+        // The series that set the y range: this panel's, or those of every
+        // panel of its y column when facet rows share their y axis.
+        let range_members: Vec<usize> = if self.shared_y {
+            (0..series.len())
+                .filter(|&i| self.l.panels[self.l.meta[i].panel].y_index == info.y_index)
+                .collect()
+        } else {
+            members.clone()
+        };
+        let axes = self.panel_axes(root, cell, info, &range_members);
+        stats.y_limits.push((axes.y0, axes.y1));
         let chart = self.draw_mesh(cell, info, &axes)?;
         self.draw_frame(root, &chart, info, &axes)?;
         let (prx, pry) = chart.plotting_area().get_pixel_range();
@@ -131,10 +151,24 @@ impl PanelGrid<'_> {
         };
         // Zero values on the log axis, drawn last (see below).
         let mut clamps: Vec<Clamp> = Vec::new();
-        // Analytic first (underneath), then measured series.
-        let mut order: Vec<usize> = members.clone();
-        order.sort_by_key(|&i| !series[i].dashed);
-        for &i in &order {
+        // Analytic baselines first (underneath), group by group, then measured series.
+        let (baselines, measured): (Vec<usize>, Vec<usize>) =
+            members.iter().partition(|&&i| series[i].baseline.is_some());
+        let mut groups: Vec<usize> = Vec::new();
+        for &i in &baselines {
+            if !groups.contains(&self.l.meta[i].group) {
+                groups.push(self.l.meta[i].group);
+            }
+        }
+        for g in groups {
+            let of_group: Vec<usize> = baselines
+                .iter()
+                .copied()
+                .filter(|&i| self.l.meta[i].group == g)
+                .collect();
+            self.draw_baselines(root, &coords, g, &of_group, &mut clamps, stats)?;
+        }
+        for &i in &measured {
             self.draw_series(
                 root,
                 &coords,
@@ -160,12 +194,12 @@ impl PanelGrid<'_> {
         // they are left off the limits (and clipped by the frame).
         let simulated_min = members
             .iter()
-            .filter(|&&i| !series[i].dashed)
+            .filter(|&&i| series[i].baseline.is_none())
             .flat_map(|&i| series[i].points.iter().map(|p| p.1))
             .filter(|&y| y > 0.0)
             .fold(f64::INFINITY, f64::min);
         for &i in members {
-            if log && series[i].dashed && simulated_min.is_finite() {
+            if log && series[i].baseline.is_some() && simulated_min.is_finite() {
                 for &(_, y, _) in &series[i].points {
                     if y >= simulated_min / 100.0 {
                         yvals.push(y);
@@ -330,8 +364,8 @@ impl PanelGrid<'_> {
         Ok(())
     }
 
-    /// One series: its line, then (measured series only) error bars and markers;
-    /// values the log axis cannot place are added to `clamps`.
+    /// A measured series: its line, error bars and markers; values the log axis
+    /// cannot place are added to `clamps`.
     fn draw_series<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,
@@ -342,57 +376,101 @@ impl PanelGrid<'_> {
         stats: &mut DrawStats,
     ) -> DrawResult<(), DB> {
         let color = group_color(m.group);
-        self.draw_line(root, coords, s, color, stats)?;
-        if s.dashed {
-            for &(x, y, _) in &s.points {
-                if coords.yscale.log && y <= 0.0 {
-                    clamps.push(Clamp {
-                        x: coords.x_px(x),
-                        group: m.group,
-                        filled: false,
-                        analytic: true,
-                    });
-                }
-            }
-            return Ok(());
-        }
+        self.draw_line(root, coords, s, color)?;
         // Error bars, then markers on top.
         self.draw_error_bars(root, coords, s, color, stats)?;
         self.draw_markers(root, coords, s, m, clamps, stats)
     }
 
-    /// The line through a series' points, broken where a point cannot be placed;
-    /// dashed for analytic series.
+    /// The line through a measured series' points, broken where a point cannot be placed.
     fn draw_line<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,
         coords: &Coords<'_, '_, DB>,
         s: &Series,
         color: RGBColor,
-        stats: &mut DrawStats,
     ) -> DrawResult<(), DB> {
-        let g = self.g;
         let mut segments: Vec<Vec<(i32, i32)>> = vec![vec![]];
         for &(x, y, _) in &s.points {
-            // Analytic values below the axis (left off its limits) are
-            // clipped: the dashed line stops at the last visible point.
-            let below_axis = s.dashed && y > 0.0 && coords.yscale.fwd(y) < coords.data_lo;
-            match coords.point(x, y).filter(|_| !below_axis) {
+            match coords.point(x, y) {
                 Some(pt) => segments.last_mut().unwrap().push(pt),
                 None => segments.push(vec![]),
             }
         }
         for seg in segments.into_iter().filter(|s| s.len() >= 2) {
-            if s.dashed {
+            root.draw(&PathElement::new(seg, color.stroke_width(self.g.w(2.0))))?;
+        }
+        Ok(())
+    }
+
+    /// The analytic baselines of group `g` (its series `idx`, one per method):
+    /// one line through all their points in x order, thin and solid between two
+    /// points of the same exact method, dashed elsewhere (approximations,
+    /// unknown methods, and the step from one method to another), broken where
+    /// a point cannot be placed; values ≤ 0 on a log axis go to `clamps`.
+    fn draw_baselines<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        coords: &Coords<'_, '_, DB>,
+        g: usize,
+        idx: &[usize],
+        clamps: &mut Vec<Clamp>,
+        stats: &mut DrawStats,
+    ) -> DrawResult<(), DB> {
+        let series = &self.l.summary.series;
+        let color = group_color(g);
+        let mut pts: Vec<(f64, f64, usize)> = idx
+            .iter()
+            .flat_map(|&i| series[i].points.iter().map(move |p| (p.0, p.1, i)))
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        // Runs of one style: (exact, pixels).
+        let mut runs: Vec<(bool, Vec<(i32, i32)>)> = Vec::new();
+        let mut prev: Option<((i32, i32), usize)> = None;
+        let mut open = false;
+        for &(x, y, i) in &pts {
+            // Analytic values below the axis (left off its limits) are
+            // clipped: the line stops at the last visible point.
+            let below_axis = y > 0.0 && coords.yscale.fwd(y) < coords.data_lo;
+            let Some(pt) = coords.point(x, y).filter(|_| !below_axis) else {
+                prev = None;
+                open = false;
+                continue;
+            };
+            if let Some((ppt, pi)) = prev {
+                let exact = pi == i && self.l.meta[i].baseline == Some(BaselineKind::Exact);
+                match runs.last_mut() {
+                    Some((style, run)) if open && *style == exact => run.push(pt),
+                    _ => runs.push((exact, vec![ppt, pt])),
+                }
+                open = true;
+            }
+            prev = Some((pt, i));
+        }
+        for (exact, run) in runs {
+            if exact {
+                root.draw(&PathElement::new(run, color.stroke_width(self.g.w(1.0))))?;
+                stats.exact_segments += 1;
+            } else {
                 root.draw(&DashedPathElement::new(
-                    seg,
-                    g.px(7.0),
-                    g.px(4.0),
-                    color.stroke_width(g.w(2.0)),
+                    run,
+                    self.g.px(7.0),
+                    self.g.px(4.0),
+                    color.stroke_width(self.g.w(2.0)),
                 ))?;
                 stats.dashed_segments += 1;
-            } else {
-                root.draw(&PathElement::new(seg, color.stroke_width(g.w(2.0))))?;
+            }
+        }
+        for &i in idx {
+            for &(x, y, _) in &series[i].points {
+                if coords.yscale.log && y <= 0.0 {
+                    clamps.push(Clamp {
+                        x: coords.x_px(x),
+                        group: g,
+                        filled: false,
+                        analytic: true,
+                    });
+                }
             }
         }
         Ok(())

@@ -15,7 +15,7 @@ use plotters::prelude::*;
 
 /// Font family named in SVG text (and registered for the bitmap backend).
 pub(super) const FONT_FAMILY: &str = "DejaVu Sans, Helvetica, Arial, sans-serif";
-static FONT_BYTES: &[u8] = include_bytes!("../../data/fonts/DejaVuSans.ttf");
+pub(super) static FONT_BYTES: &[u8] = include_bytes!("../../data/fonts/DejaVuSans.ttf");
 
 /// Colour of all text.
 pub(super) const TEXT: RGBColor = RGBColor(20, 20, 20);

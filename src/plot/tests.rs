@@ -125,7 +125,7 @@ fn facets_make_one_panel_per_value_and_y() {
     let csv = write_csv(dir.path(), "f.csv", header, body);
     let opts = PlotOptions {
         y: vec!["mean_wait".into()],
-        facet: Some("service".into()),
+        facet: vec!["service".into()],
         ..Default::default()
     };
     let s = load_series(&csv, &opts).unwrap();
@@ -136,7 +136,7 @@ fn facets_make_one_panel_per_value_and_y() {
     );
     assert_eq!(s.series.len(), 3);
     assert_eq!(
-        find(&s, "mean_wait | service=det", "jsq").points,
+        find(&s, "mean_wait | service=det", "JSQ").points,
         vec![(8.0, 0.1, None)]
     );
     // Without the facet the two services collide at the same x: reported.
@@ -373,7 +373,7 @@ fn unknown_column_lists_columns_and_suggests() {
     );
     assert!(msg.contains("did you mean 'p99_wait'?"), "{msg}");
     let opts = PlotOptions {
-        by: "policy".into(),
+        by: vec!["policy".into()],
         ..Default::default()
     };
     let msg = load_series(&csv, &opts).unwrap_err().to_string();
@@ -384,12 +384,14 @@ fn unknown_column_lists_columns_and_suggests() {
 fn bad_output_extension_and_missing_input_are_clear() {
     let dir = tempfile::tempdir().unwrap();
     let csv = write_csv(dir.path(), "results.csv", HEADER, SMALL);
-    let out = dir.path().join("fig.pdf");
+    let out = dir.path().join("fig.jpg");
     let msg = plot_csv(&csv, &out, &PlotOptions::default())
         .unwrap_err()
         .to_string();
     assert!(
-        msg.contains("fig.pdf: unsupported output format '.pdf'"),
+        msg.contains(
+            "fig.jpg: unsupported output format '.jpg' (use a .svg, .png or .pdf file name)"
+        ),
         "{msg}"
     );
     assert!(!out.exists());
@@ -463,7 +465,7 @@ fn numeric_groups_are_ordered_numerically_and_empty_labelled() {
     );
     let opts = PlotOptions {
         x: "lambda".into(),
-        by: "servers".into(),
+        by: vec!["servers".into()],
         y: vec!["mean_wait".into()],
         ..Default::default()
     };
@@ -474,7 +476,7 @@ fn numeric_groups_are_ordered_numerically_and_empty_labelled() {
     let s = load_series(
         &csv,
         &PlotOptions {
-            by: "tag".into(),
+            by: vec!["tag".into()],
             ..opts
         },
     )
@@ -522,8 +524,651 @@ fn tick_helpers() {
 #[test]
 fn options_default_matches_cli_defaults() {
     let o = PlotOptions::default();
-    assert_eq!(o.x, "servers");
+    assert_eq!(o.x, "", "x: the axis that varies");
     assert_eq!(o.y, ["mean_wait", "p99_wait"]);
-    assert_eq!(o.by, "routing");
-    assert!(o.log_y && !o.log_x && !o.analytic && o.facet.is_none());
+    assert_eq!(o.by, ["routing"]);
+    assert!(o.log_y && !o.log_x && !o.analytic && o.facet.is_empty() && !o.free_y);
+}
+
+/// The header of `qsweep run`'s CSV, trimmed to what these tests use.
+const RUN_HEADER: &str = "routing,servers,workers,lambda,service,rho,stable,mean_wait,mean_wait_ci95,p99_wait,analytic_mean_wait,analytic_p99_wait,analytic_method,choices,routers";
+
+#[test]
+fn x_defaults_to_the_axis_that_varies() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = PlotOptions {
+        y: vec!["mean_wait".into()],
+        ..Default::default()
+    };
+    // A ρ sweep at a fixed fleet: ρ and λ vary together, servers does not.
+    let rho_sweep = write_csv(
+        dir.path(),
+        "rho.csv",
+        RUN_HEADER,
+        "random,4,1,2,exp(rate=1),0.5,true,1,0.1,5,1,5,exact:mm1,,1\n\
+         random,4,1,2.8,exp(rate=1),0.7,true,2.3,0.1,9,2.3,9,exact:mm1,,1\n\
+         random,4,1,3.6,exp(rate=1),0.9,true,9,0.1,40,9,40,exact:mm1,,1\n",
+    );
+    let s = load_series(&rho_sweep, &opts).unwrap();
+    assert_eq!(s.x_column, "rho");
+    assert_eq!(s.x_label, "utilisation ρ");
+    assert_eq!(s.series[0].points.len(), 3);
+    assert_eq!(s.x_range, (0.5, 0.9));
+    assert!(
+        s.notes.iter().any(|n| n.contains("x axis: rho")),
+        "{:?}",
+        s.notes
+    );
+    // --x still decides.
+    let s = load_series(
+        &rho_sweep,
+        &PlotOptions {
+            x: "servers".into(),
+            ..opts.clone()
+        },
+    )
+    .unwrap();
+    assert_eq!(s.x_column, "servers");
+    assert!(s.notes.iter().any(|n| n.contains("repeated x")));
+
+    // The default study: servers listed at a fixed λ, so ρ = λ/(servers·μ)
+    // moves one to one with servers; servers is the axis the spec listed.
+    let seed = write_csv(
+        dir.path(),
+        "seed.csv",
+        RUN_HEADER,
+        "random,51,1,150,exp(rate=3),0.9803922,true,16,0.3,75,16,77,exact:mm1,,1\n\
+         random,60,1,150,exp(rate=3),0.8333333,true,1.6,0.01,8.8,1.6,8.8,exact:mm1,,1\n\
+         central,51,1,150,exp(rate=3),0.9803922,true,0.28,0.01,1.5,0.28,1.5,exact:erlang_c,,1\n\
+         central,60,1,150,exp(rate=3),0.8333333,true,0.004,0.001,0.08,0.004,0.08,exact:erlang_c,,1\n",
+    );
+    let s = load_series(&seed, &opts).unwrap();
+    assert_eq!(s.x_column, "servers");
+    assert!(s.notes.is_empty(), "{:?}", s.notes);
+
+    // The Weibull study: ρ listed for several fleets, λ derived from both.
+    // Faceted by servers, x is ρ; without the facet ρ still wins (4 values
+    // against 3) and λ, derived, is never chosen.
+    let mut body = String::new();
+    for servers in [1, 10, 51] {
+        for rho in [0.5, 0.7, 0.9, 0.95] {
+            let lambda = rho * servers as f64 / 0.26;
+            body.push_str(&format!(
+                "random,{servers},1,{lambda},weibull,{rho},true,1,0.1,5,,,none,,1\n"
+            ));
+        }
+    }
+    let weibull = write_csv(dir.path(), "w.csv", RUN_HEADER, &body);
+    let faceted = PlotOptions {
+        facet: vec!["servers".into()],
+        ..opts.clone()
+    };
+    assert_eq!(load_series(&weibull, &faceted).unwrap().x_column, "rho");
+    assert_eq!(load_series(&weibull, &opts).unwrap().x_column, "rho");
+
+    // A λ sweep for two fleets: λ has the fewer distinct values, so it is the
+    // axis the spec listed (ρ is derived from it).
+    let mut body = String::new();
+    for servers in [2, 4] {
+        for lambda in [0.5, 1.0, 1.5] {
+            let rho = lambda / servers as f64;
+            body.push_str(&format!(
+                "random,{servers},1,{lambda},exp(rate=1),{rho},true,1,0.1,5,,,none,,1\n"
+            ));
+        }
+    }
+    let lambda_sweep = write_csv(dir.path(), "l.csv", RUN_HEADER, &body);
+    assert_eq!(
+        load_series(&lambda_sweep, &faceted).unwrap().x_column,
+        "lambda"
+    );
+
+    // Nothing varies: servers, as before this choice existed.
+    let single = write_csv(
+        dir.path(),
+        "one.csv",
+        RUN_HEADER,
+        "random,4,1,2,exp(rate=1),0.5,true,1,0.1,5,1,5,exact:mm1,,1\n",
+    );
+    assert_eq!(load_series(&single, &opts).unwrap().x_column, "servers");
+    // No axis column at all: say so, and how to choose one.
+    let other = write_csv(
+        dir.path(),
+        "bench.csv",
+        "backend,customers,mean_wait",
+        "cpu,1,1\ncpu,2,2\n",
+    );
+    let msg = load_series(
+        &other,
+        &PlotOptions {
+            by: vec![],
+            ..opts.clone()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        msg.contains("no axis column to put on x") && msg.contains("--x"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn several_by_columns_and_pods_d_in_the_legend() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut body = String::new();
+    for (routing, choices) in [("pod", "2"), ("pod", "3"), ("jsq", ""), ("round_robin", "")] {
+        for (servers, rho) in [(4, 0.5), (4, 0.9), (8, 0.5), (8, 0.9)] {
+            body.push_str(&format!(
+                "{routing},{servers},1,1,exp(rate=1),{rho},true,1,0.1,5,,,none,{choices},1\n"
+            ));
+        }
+    }
+    let csv = write_csv(dir.path(), "pod.csv", RUN_HEADER, &body);
+    let base = PlotOptions {
+        y: vec!["mean_wait".into()],
+        x: "rho".into(),
+        ..Default::default()
+    };
+    let labels =
+        |s: &PlotSummary| -> Vec<String> { s.series.iter().map(|x| x.label.clone()).collect() };
+    // routing carries pod's d: two pod series, never merged.
+    let s = load_series(
+        &csv,
+        &PlotOptions {
+            facet: vec!["servers".into()],
+            ..base.clone()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        labels(&s)[..4],
+        ["pod (d=2)", "pod (d=3)", "JSQ", "round robin"]
+    );
+    assert!(
+        !s.notes.iter().any(|n| n.contains("repeated x")),
+        "{:?}",
+        s.notes
+    );
+    // Naming choices beside routing changes nothing.
+    let s2 = load_series(
+        &csv,
+        &PlotOptions {
+            by: vec!["routing".into(), "choices".into()],
+            facet: vec!["servers".into()],
+            ..base.clone()
+        },
+    )
+    .unwrap();
+    assert_eq!(labels(&s2), labels(&s));
+    // Several columns: one series per combination, named readably.
+    let s = load_series(
+        &csv,
+        &PlotOptions {
+            by: vec!["routing".into(), "servers".into()],
+            ..base.clone()
+        },
+    )
+    .unwrap();
+    assert_eq!(s.series.len(), 8);
+    assert_eq!(
+        labels(&s)[..3],
+        [
+            "pod (d=2, servers=4)",
+            "pod (d=2, servers=8)",
+            "pod (d=3, servers=4)"
+        ]
+    );
+    assert_eq!(find(&s, "mean_wait", "JSQ (servers=8)").points.len(), 2);
+    // Ordinary columns only: symbol=value parts.
+    let s = load_series(
+        &csv,
+        &PlotOptions {
+            by: vec!["servers".into(), "choices".into()],
+            x: "rho".into(),
+            ..base.clone()
+        },
+    )
+    .unwrap();
+    assert_eq!(labels(&s)[0], "servers=4, d=2");
+    // The legend title names the columns; the SVG shows the labels.
+    let out = dir.path().join("pod.svg");
+    let opts = PlotOptions {
+        by: vec!["routing".into(), "servers".into()],
+        ..base
+    };
+    plot_csv(&csv, &out, &opts).unwrap();
+    let svg = std::fs::read_to_string(&out).unwrap();
+    for text in [
+        "routing, servers:",
+        "pod (d=3, servers=8)",
+        "round robin (servers=4)",
+    ] {
+        assert!(svg.contains(text), "SVG lacks {text:?}");
+    }
+}
+
+#[test]
+fn facet_titles_are_readable_and_several_columns_facet() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut body = String::new();
+    for rho in [0.5, 0.9] {
+        for service in ["exp(rate=1)", "\"weibull(shape=0.5,median=1)\""] {
+            for servers in [1, 2] {
+                body.push_str(&format!(
+                    "random,{servers},1,1,{service},{rho},true,1,0.1,5,,,none,,1\n"
+                ));
+            }
+        }
+    }
+    let csv = write_csv(dir.path(), "f.csv", RUN_HEADER, &body);
+    let opts = PlotOptions {
+        y: vec!["mean_wait".into()],
+        facet: vec!["rho".into(), "service".into()],
+        ..Default::default()
+    };
+    let s = load_series(&csv, &opts).unwrap();
+    let panels: Vec<&str> = s.y_ranges.iter().map(|p| p.0.as_str()).collect();
+    assert_eq!(panels.len(), 4);
+    assert_eq!(panels[0], "mean_wait | rho=0.5, service=exp(rate=1)");
+    assert_eq!(s.x_column, "servers");
+    let out = dir.path().join("f.svg");
+    plot_csv(&csv, &out, &opts).unwrap();
+    let svg = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        svg.contains("ρ = 0.9, service = weibull(shape=0.5, median=1)"),
+        "{svg}"
+    );
+}
+
+/// A Weibull-like study: servers = 1 is M/G/1 (Pollaczek–Khinchine, exact),
+/// servers = 10 is M/G/c (Allen–Cunneen, approximate).
+fn baselines_csv(dir: &Path) -> PathBuf {
+    let mut body = String::new();
+    for (servers, method) in [
+        (1, "exact:pollaczek_khinchine"),
+        (10, "approx:allen_cunneen"),
+    ] {
+        for (k, rho) in [0.5, 0.7, 0.9].iter().enumerate() {
+            let w = (k + 1) as f64 / servers as f64;
+            body.push_str(&format!(
+                "central,{servers},1,1,weibull,{rho},true,{w},0.01,{},{},{},{method},,1\n",
+                w * 5.0,
+                w * 1.3,
+                w * 6.0
+            ));
+        }
+    }
+    write_csv(dir, "b.csv", RUN_HEADER, &body)
+}
+
+#[test]
+fn exact_and_approximate_baselines_are_drawn_and_named_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = baselines_csv(dir.path());
+    let opts = PlotOptions {
+        y: vec!["mean_wait".into()],
+        facet: vec!["servers".into()],
+        analytic: true,
+        ..Default::default()
+    };
+    let s = load_series(&csv, &opts).unwrap();
+    assert_eq!(s.x_column, "rho");
+    let exact = find(
+        &s,
+        "mean_wait | servers=1",
+        "central (exact: Pollaczek–Khinchine)",
+    );
+    assert!(!exact.dashed);
+    assert_eq!(exact.baseline.as_deref(), Some("exact:pollaczek_khinchine"));
+    assert_eq!(exact.points.len(), 3);
+    let approx = find(
+        &s,
+        "mean_wait | servers=10",
+        "central (approx: Allen–Cunneen)",
+    );
+    assert!(approx.dashed);
+    assert_eq!(approx.baseline.as_deref(), Some("approx:allen_cunneen"));
+    assert!(s
+        .series
+        .iter()
+        .filter(|x| x.baseline.is_none())
+        .all(|x| !x.dashed));
+
+    let out = dir.path().join("b.svg");
+    let (_, stats) = plot_with_stats(&csv, &out, &opts).unwrap();
+    assert_eq!((stats.exact_segments, stats.dashed_segments), (1, 1));
+    let svg = std::fs::read_to_string(&out).unwrap();
+    for text in ["exact: Pollaczek–Khinchine", "approx: Allen–Cunneen"] {
+        assert!(svg.contains(text), "SVG lacks {text:?}");
+    }
+    assert!(!svg.contains(">\nanalytic\n<"), "no unnamed analytic entry");
+
+    // One series whose method changes along x (x = servers, one row per ρ):
+    // two baseline series; the exact part solid, the approximate part and the
+    // step between them dashed.
+    let along = PlotOptions {
+        x: "servers".into(),
+        facet: vec!["rho".into()],
+        ..opts.clone()
+    };
+    let (s, stats) = plot_with_stats(&csv, &out, &along).unwrap();
+    let in_first: Vec<&Series> = s
+        .series
+        .iter()
+        .filter(|x| x.panel == "mean_wait | rho=0.5" && x.baseline.is_some())
+        .collect();
+    assert_eq!(in_first.len(), 2);
+    // Each panel: two points (1 and 10 servers) of different methods: one
+    // dashed step, no solid run.
+    assert_eq!((stats.exact_segments, stats.dashed_segments), (0, 3));
+
+    // Without an analytic_method column: dashed and "analytic", as before.
+    let old = write_csv(dir.path(), "old.csv", HEADER, SMALL);
+    let s = load_series(
+        &old,
+        &PlotOptions {
+            analytic: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let a = find(&s, "mean_wait", "random (analytic)");
+    assert!(a.dashed);
+    assert_eq!(a.baseline.as_deref(), Some(""));
+}
+
+#[test]
+fn facet_rows_share_their_y_range_unless_freed() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = baselines_csv(dir.path());
+    let opts = PlotOptions {
+        y: vec!["mean_wait".into(), "p99_wait".into()],
+        facet: vec!["servers".into()],
+        ..Default::default()
+    };
+    let out = dir.path().join("s.svg");
+    let (_, shared) = plot_with_stats(&csv, &out, &opts).unwrap();
+    // Panels: (servers=1: mean, p99), (servers=10: mean, p99).
+    assert_eq!(shared.y_limits.len(), 4, "{:?}", shared.y_limits);
+    assert_eq!(
+        shared.y_limits[0], shared.y_limits[2],
+        "mean wait panels share"
+    );
+    assert_eq!(shared.y_limits[1], shared.y_limits[3], "p99 panels share");
+    assert_ne!(shared.y_limits[0], shared.y_limits[1], "columns differ");
+    let (_, free) = plot_with_stats(
+        &csv,
+        &out,
+        &PlotOptions {
+            free_y: true,
+            ..opts
+        },
+    )
+    .unwrap();
+    // Waits at 10 servers are 10× smaller: their own range sits lower.
+    assert!(
+        free.y_limits[2].1 < free.y_limits[0].1 - 0.5,
+        "{:?}",
+        free.y_limits
+    );
+    // ... and the 1-server panel's range no longer reaches down to theirs.
+    assert!(
+        free.y_limits[0].0 > shared.y_limits[0].0 + 0.5,
+        "{:?}",
+        free.y_limits
+    );
+}
+
+/// The objects of a PDF file by number, checked against its cross-reference
+/// table: every xref offset must point at "N 0 obj", startxref at "xref", and
+/// every stream's /Length must be the bytes between "stream\n" and "\nendstream".
+fn check_pdf_structure(pdf: &[u8]) -> Vec<(usize, Vec<u8>)> {
+    assert!(pdf.starts_with(b"%PDF-1."), "header");
+    assert!(pdf.ends_with(b"%%EOF\n"), "trailer end");
+    let sx = pdf
+        .windows(10)
+        .rposition(|w| w == b"startxref\n")
+        .expect("startxref");
+    let tail = std::str::from_utf8(&pdf[sx + 10..]).unwrap();
+    let xref_at: usize = tail.lines().next().unwrap().parse().unwrap();
+    // Everything from the xref table on is ASCII.
+    let text = std::str::from_utf8(&pdf[xref_at..]).expect("ASCII xref and trailer");
+    assert!(text.starts_with("xref\n0 "), "startxref points at xref");
+    let mut lines = text.lines().skip(1);
+    let header: Vec<usize> = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .map(|v| v.parse().unwrap())
+        .collect();
+    let n = header[1];
+    assert!(text.contains(&format!("/Size {n}")), "trailer /Size");
+    let mut objects = Vec::new();
+    for (i, line) in lines.take(n).enumerate() {
+        // 20-byte entries: 10-digit offset, 5-digit generation, n/f.
+        assert_eq!(line.len(), 19, "xref entry {i}: {line:?}");
+        if i == 0 {
+            assert!(line.ends_with(" f "), "{line:?}");
+            continue;
+        }
+        assert!(line.ends_with(" n "), "{line:?}");
+        let off: usize = line[..10].parse().unwrap();
+        let head = format!("{i} 0 obj\n");
+        assert!(
+            pdf[off..].starts_with(head.as_bytes()),
+            "object {i} not at {off}"
+        );
+        let body_start = off + head.len();
+        let end = body_start
+            + pdf[body_start..]
+                .windows(7)
+                .position(|w| w == b"endobj\n")
+                .expect("endobj");
+        let body = pdf[body_start..end].to_vec();
+        if let Some(p) = find_bytes(&body, b">>\nstream\n") {
+            let dict = String::from_utf8_lossy(&body[..p]);
+            let len: usize = dict
+                .split("/Length ")
+                .nth(1)
+                .unwrap()
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            let data = &body[p + 10..];
+            assert!(
+                data[len..].starts_with(b"\nendstream"),
+                "object {i}: /Length {len} does not end the stream"
+            );
+        }
+        objects.push((i, body));
+    }
+    objects
+}
+
+fn find_bytes(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The decompressed data of the stream in `body`.
+fn inflate(body: &[u8]) -> Vec<u8> {
+    use std::io::Read;
+    let p = find_bytes(body, b">>\nstream\n").expect("a stream");
+    let end = find_bytes(body, b"\nendstream").unwrap();
+    let mut out = Vec::new();
+    flate2::read::ZlibDecoder::new(&body[p + 10..end])
+        .read_to_end(&mut out)
+        .unwrap();
+    out
+}
+
+#[test]
+fn pdf_is_a_valid_document_with_an_embedded_subset_font() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = write_csv(dir.path(), "results.csv", HEADER, SMALL);
+    let out = dir.path().join("fig.pdf");
+    let opts = PlotOptions {
+        analytic: true,
+        title: Some("ρ sweep (λ, 10⁻³)".into()),
+        ..Default::default()
+    };
+    let (_, stats) = plot_with_stats(&csv, &out, &opts).unwrap();
+    let (_, svg_stats) = plot_with_stats(&csv, &dir.path().join("fig.svg"), &opts).unwrap();
+    assert_eq!(stats, svg_stats, "the PDF draws what the SVG draws");
+    let pdf = std::fs::read(&out).unwrap();
+    let objects = check_pdf_structure(&pdf);
+    assert_eq!(objects.len(), 10);
+    let dict = |i: usize| String::from_utf8_lossy(&objects[i - 1].1).to_string();
+    assert!(dict(1).contains("/Type /Catalog"));
+    // The page is the SVG's size at 0.75 pt per pixel.
+    let svg = std::fs::read_to_string(dir.path().join("fig.svg")).unwrap();
+    let w: f64 = svg
+        .split("width=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let h: f64 = svg
+        .split("height=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        dict(3).contains(&format!("/MediaBox [0 0 {} {}]", w * 0.75, h * 0.75)),
+        "{}",
+        dict(3)
+    );
+    let content = String::from_utf8(inflate(&objects[3].1)).unwrap();
+    assert!(
+        content.starts_with("0.75 0 0 -0.75 0 "),
+        "y-down pixel space"
+    );
+    assert!(content.contains(" TJ ET"), "text drawn");
+    assert!(content.contains(" re f"), "background filled");
+    assert!(content.contains(" c\n"), "circles as Béziers");
+    assert!(dict(5).contains("/Subtype /Type0") && dict(5).contains("/Identity-H"));
+    assert!(dict(6).contains("/CIDFontType2") && dict(6).contains("/W ["));
+    // The font program: a TrueType subset far smaller than DejaVu Sans, with
+    // the title's glyphs (ρ, λ, superscripts) drawn from it.
+    let program = inflate(&objects[7].1);
+    assert_eq!(&program[..4], &[0, 1, 0, 0], "TrueType");
+    assert!(program.len() < 120_000, "subset is {} bytes", program.len());
+    let (glyphs, outlined) = super::pdf::tests_api::glyph_counts(&program).expect("subset parses");
+    let (all, _) = super::pdf::tests_api::glyph_counts(super::style::FONT_BYTES).unwrap();
+    assert_eq!(glyphs, all, "glyph ids kept");
+    assert!((20..200).contains(&outlined), "{outlined} outlines kept");
+    let cmap = String::from_utf8(inflate(&objects[8].1)).unwrap();
+    for ch in ['ρ', 'λ', '⁻', '³', 'm'] {
+        let code = format!("<{:04X}>", ch as u32);
+        assert!(cmap.contains(&code), "ToUnicode lacks {ch}");
+    }
+    // Same figure, same bytes.
+    plot_csv(&csv, &out, &opts).unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), pdf);
+}
+
+/// Renders the PDF with poppler's `pdftoppm` (Debian: poppler-utils) and compares
+/// it with our own PNG of the same figure: same size, same ink in the same places.
+/// Skips, saying so, where pdftoppm is not installed.
+#[test]
+fn pdf_renders_like_the_png_with_poppler() {
+    let has = |tool: &str| std::process::Command::new(tool).arg("-v").output().is_ok();
+    if !has("pdftoppm") {
+        // CI installs poppler-utils and sets this, so the test cannot skip there.
+        assert!(
+            std::env::var_os("QSWEEP_REQUIRE_POPPLER").is_none(),
+            "QSWEEP_REQUIRE_POPPLER is set but pdftoppm is not installed"
+        );
+        eprintln!("skipped: pdftoppm (poppler-utils) is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let csv = write_csv(dir.path(), "results.csv", HEADER, SMALL);
+    let opts = PlotOptions {
+        analytic: true,
+        width: 640,
+        height: 400,
+        title: Some("ρ sweep".into()),
+        ..Default::default()
+    };
+    plot_csv(&csv, &dir.path().join("fig.pdf"), &opts).unwrap();
+    plot_csv(&csv, &dir.path().join("fig.png"), &opts).unwrap();
+    // 192 dpi = 2 device pixels per logical pixel, as our PNG.
+    let status = std::process::Command::new("pdftoppm")
+        .args(["-r", "192", "-png", "-singlefile"])
+        .arg(dir.path().join("fig.pdf"))
+        .arg(dir.path().join("poppler"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let read = |p: PathBuf| {
+        let mut r = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(p).unwrap()))
+            .read_info()
+            .unwrap();
+        let mut buf = vec![0; r.output_buffer_size().unwrap()];
+        let info = r.next_frame(&mut buf).unwrap();
+        let ch = info.color_type.samples();
+        let px: Vec<[u8; 3]> = buf[..info.buffer_size()]
+            .chunks(ch)
+            .map(|c| [c[0], c[1], c[2]])
+            .collect();
+        (info.width as usize, info.height as usize, px)
+    };
+    let (w, h, ours) = read(dir.path().join("fig.png"));
+    let (pw, ph, theirs) = read(dir.path().join("poppler.png"));
+    assert_eq!((pw, ph), (w, h), "page size");
+    // Ink (darkness) per 16×16 block: the two renderings must put it in the
+    // same places (a flipped axis or misplaced text would not correlate).
+    let blocks = |px: &[[u8; 3]]| -> Vec<f64> {
+        let (bw, bh) = (w / 16, h / 16);
+        let mut ink = vec![0.0; bw * bh];
+        for y in 0..bh * 16 {
+            for x in 0..bw * 16 {
+                let p = px[y * w + x];
+                let dark = 765.0 - (p[0] as f64 + p[1] as f64 + p[2] as f64);
+                ink[(y / 16) * bw + x / 16] += dark;
+            }
+        }
+        ink
+    };
+    let (a, b) = (blocks(&ours), blocks(&theirs));
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let corr = |a: &[f64], b: &[f64]| {
+        let (ma, mb) = (mean(a), mean(b));
+        let cov: f64 = a.iter().zip(b).map(|(x, y)| (x - ma) * (y - mb)).sum();
+        let var = |v: &[f64], m: f64| v.iter().map(|x| (x - m) * (x - m)).sum::<f64>();
+        cov / (var(a, ma) * var(b, mb)).sqrt()
+    };
+    let r = corr(&a, &b);
+    // Measured: 0.92 (our PNG sets text ~6% larger than the SVG, which the
+    // PDF follows, and anti-aliases differently); the same PDF page upside
+    // down gives 0.16, without its dark grey text 0.63.
+    assert!(r > 0.85, "ink correlation {r}");
+    let (ma, mb) = (mean(&a), mean(&b));
+    assert!((ma / mb - 1.0).abs() < 0.25, "total ink {ma} vs {mb}");
+    // The first series' colour is there.
+    let blue = |p: &&[u8; 3]| {
+        (p[0] as i32).abs() < 30 && (p[1] as i32 - 114).abs() < 30 && (p[2] as i32 - 178).abs() < 30
+    };
+    assert!(theirs.iter().filter(blue).count() > 200);
+    // And the text comes back out of it.
+    if let Ok(o) = std::process::Command::new("pdftotext")
+        .arg(dir.path().join("fig.pdf"))
+        .arg("-")
+        .output()
+    {
+        let text = String::from_utf8_lossy(&o.stdout);
+        for t in ["ρ sweep", "mean wait (time units)", "random", "95% CI"] {
+            assert!(text.contains(t), "pdftotext lacks {t:?}: {text}");
+        }
+    }
 }

@@ -1,11 +1,9 @@
 //! A grid point made ready for the engines: its flat [`PointParams`], its
 //! analytic baseline, and what the run loop reports when it is done.
 
-use anyhow::Result;
-
 use super::precision::Precision;
 use crate::analytic::{self, Baseline, Policy, QueueInput};
-use crate::contract::{rep_status, PointParams};
+use crate::contract::{dispatch, rep_status, PointParams, RepResult};
 use crate::engine::Engine;
 use crate::routing::Routing;
 use crate::spec::{GridPoint, Spec};
@@ -91,7 +89,12 @@ pub fn point_params(spec: &Spec, g: &GridPoint, table: &mut Vec<f32>) -> PointPa
         inv_hist_scale: (1.0 / g.service.mean()) as f32,
         choices: g.choices.unwrap_or(0),
         routers: g.routers,
+        // The first capacity; the run loop grows it where replications
+        // overflow (see `rounds`, growing dispatch queues).
+        capacity: 0,
+        ..PointParams::default()
     }
+    .with_ln_keep()
 }
 
 /// The analytic baseline of a grid point.
@@ -124,36 +127,78 @@ pub fn baseline(g: &GridPoint) -> Baseline {
 pub struct PointResult<'a> {
     pub point: &'a PreparedPoint,
     pub stats: PointStats,
+    /// The point's wait histograms, one per section (`HIST_BINS` counts
+    /// each, scaled by `point.scale`): for `--quantiles` and `--hist`.
+    pub hist: Vec<Vec<u64>>,
     pub seconds: f64,
     /// Under `precision`: whether the CIs reached it (false: the point hit
     /// `max_customers`). None for runs of fixed length.
     pub converged: Option<bool>,
+    /// Dispatch policies that hold per-request state (all but `lwl`): the
+    /// most requests any replication held at once, which shows how far an
+    /// unstable point's queue grew. None for the other policies.
+    pub max_in_system: Option<u32>,
+    /// Why the point has no statistics (its row's `error` column; `stats`
+    /// is then empty): the point failed, the sweep went on.
+    pub error: Option<String>,
 }
 
-/// Fails when any of a point's replications overflowed the dispatch
-/// kernel's capacity (their numbers are meaningless).
-pub fn check_overflow(p: &PreparedPoint, reps: &[crate::contract::RepResult]) -> Result<()> {
+/// The end of a sweep in which some points failed: every point has its row,
+/// and these rows carry an error instead of statistics (`qsweep run` exits
+/// with code 3).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "{} of {total} points failed (their rows have an error and no statistics): points {}{}",
+    points.len(),
+    points.iter().take(10).map(u32::to_string).collect::<Vec<_>>().join(", "),
+    if points.len() > 10 { ", ..." } else { "" }
+)]
+pub struct PointsFailed {
+    pub points: Vec<u32>,
+    /// Points in the CSV.
+    pub total: u64,
+}
+
+/// Why a point fails when some of its replications still overflowed at the
+/// largest capacity the memory limit allows (their numbers are
+/// meaningless), or None.
+pub fn overflow_error(p: &PreparedPoint, reps: &[RepResult], capacity: u32) -> Option<String> {
     let n = reps.len();
     let overflowed = reps
         .iter()
         .filter(|r| r.status & rep_status::QUEUE_OVERFLOW != 0)
         .count();
-    if overflowed > 0 {
-        let g = &p.grid;
-        anyhow::bail!(
-            "grid point {} (routing={} servers={} lambda={} rho={:.3}): the requests in \
-             the system outgrew the dispatch kernel's capacity of {} in {overflowed} of \
-             {n} replications; lower the load (or simulate fewer customers per \
-             replication)",
-            g.index,
-            g.routing,
-            g.servers,
-            g.lambda,
-            g.rho,
-            crate::contract::dispatch::capacity(g.servers)
-        );
+    if overflowed == 0 {
+        return None;
     }
-    Ok(())
+    let g = &p.grid;
+    let why = if g.stable {
+        "lower the load, or simulate fewer customers per replication"
+    } else {
+        "the point is unstable (rho >= 1) and its queue grows without bound; simulate fewer \
+         customers per replication"
+    };
+    Some(format!(
+        "grid point {} (routing={} servers={} lambda={} rho={:.3}): the requests in the system \
+         outgrew the memory limit of {} MiB of dispatch state per replication (a capacity of \
+         {capacity} requests) in {overflowed} of {n} replications; {why}",
+        g.index,
+        g.routing,
+        g.servers,
+        g.lambda,
+        g.rho,
+        mib(dispatch::state_limit_bytes(&p.params)),
+    ))
+}
+
+/// Bytes in MiB, to one decimal where not whole.
+pub fn mib(bytes: u64) -> String {
+    let m = bytes as f64 / f64::from(1 << 20);
+    if m.fract() == 0.0 {
+        format!("{m}")
+    } else {
+        format!("{m:.1}")
+    }
 }
 
 /// The context of an engine error: the engine and the grid points of the

@@ -79,6 +79,12 @@ pub struct Scanned {
     /// A last line cut short (no newline, or the wrong number of fields):
     /// its 1-based line number and length in bytes.
     pub torn: Option<(usize, u64)>,
+    /// Rows of failed points (an `error` column that is set), among
+    /// `rows`: (point, the row's byte range in the file).
+    pub failed: Vec<(u32, std::ops::Range<u64>)>,
+    /// Columns after the standard ones (`--quantiles`), as the header names
+    /// them.
+    pub extra: Vec<String>,
 }
 
 /// The axis columns a row of point `i` must hold: (column index, value).
@@ -102,19 +108,45 @@ pub struct Expect<'a> {
 pub fn scan_csv(path: &Path, expect: &Expect<'_>) -> Result<Scanned> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read '{}'", path.display()))?;
     let shown = path.display();
-    let header = format!("{}\n", COLUMNS.join(","));
+    let standard = COLUMNS.join(",");
     let mut out = Scanned::default();
-    if bytes.len() < header.len() && header.as_bytes().starts_with(&bytes) {
+    if bytes.len() <= standard.len() && standard.as_bytes().starts_with(&bytes) {
         out.no_header = true;
         return Ok(out);
     }
-    if !bytes.starts_with(header.as_bytes()) {
-        return Err(UsageError(format!(
+    let not_header = || -> anyhow::Error {
+        UsageError(format!(
             "'{shown}': line 1 is not the header qsweep writes; expected a results CSV from \
              qsweep run (same version)"
         ))
-        .into());
-    }
+        .into()
+    };
+    let first_line = match bytes.iter().position(|&b| b == b'\n') {
+        Some(nl) => &bytes[..nl],
+        None => {
+            // A header cut short in its `--quantiles` columns.
+            if bytes.starts_with(standard.as_bytes()) && bytes[standard.len()] == b',' {
+                out.no_header = true;
+                return Ok(out);
+            }
+            return Err(not_header());
+        }
+    };
+    // The standard columns, then any `--quantiles` columns (q…_wait).
+    let extra: Vec<String> = std::str::from_utf8(first_line)
+        .ok()
+        .and_then(|l| l.strip_prefix(standard.as_str()))
+        .and_then(|rest| match rest {
+            "" => Some(Vec::new()),
+            _ => rest
+                .strip_prefix(',')
+                .map(|r| r.split(',').map(str::to_string).collect()),
+        })
+        .filter(|e: &Vec<String>| e.iter().all(|c| c.starts_with('q') && c.contains("_wait")))
+        .ok_or_else(not_header)?;
+    let header = format!("{}\n", String::from_utf8_lossy(first_line));
+    let width = COLUMNS.len() + extra.len();
+    out.extra = extra;
     let body = &bytes[header.len()..];
     out.good_len = header.len() as u64;
     let mut rdr = csv::ReaderBuilder::new()
@@ -124,6 +156,7 @@ pub fn scan_csv(path: &Path, expect: &Expect<'_>) -> Result<Scanned> {
     let mut rec = csv::ByteRecord::new();
     let point_col = col("point");
     let seed_col = col("seed");
+    let error_col = col("error");
     let mut line_of: std::collections::HashMap<u32, usize> = Default::default();
     loop {
         let start = rdr.position().byte() as usize;
@@ -145,16 +178,15 @@ pub fn scan_csv(path: &Path, expect: &Expect<'_>) -> Result<Scanned> {
         // The reader skips blank lines: find where this record starts.
         let start = start + body[start..end].iter().take_while(|&&b| b == b'\n').count();
         let whole = end > 0 && body[end - 1] == b'\n';
-        if !whole || rec.len() != COLUMNS.len() {
+        if !whole || rec.len() != width {
             if at_end {
                 out.torn = Some((line, (end - start) as u64));
                 break;
             }
             return Err(UsageError(format!(
-                "'{shown}': line {line} has {} fields; expected {} (the file is damaged; only \
-                 its last line may be cut short)",
+                "'{shown}': line {line} has {} fields; expected {width} (the file is damaged; \
+                 only its last line may be cut short)",
                 rec.len(),
-                COLUMNS.len()
             ))
             .into());
         }
@@ -204,6 +236,10 @@ pub fn scan_csv(path: &Path, expect: &Expect<'_>) -> Result<Scanned> {
             )));
         }
         out.points.insert(point);
+        if !rec[error_col].is_empty() {
+            let at = header.len() as u64;
+            out.failed.push((point, at + start as u64..at + end as u64));
+        }
         out.rows.push((0..rec.len()).map(field).collect());
         out.good_len = (header.len() + end) as u64;
     }
@@ -224,6 +260,55 @@ pub fn truncate(path: &Path, len: u64) -> Result<()> {
         .and_then(|_| f.sync_all())
         .with_context(|| format!("cannot truncate '{}'", path.display()))?;
     Ok(())
+}
+
+/// `--resume` over a CSV with failed points: rewrites it without their rows,
+/// so that those points run again (and `scanned` no longer holds them).
+/// The new file is written in full beside the old one, locked, synced and
+/// renamed over it, so a crash leaves one or the other whole; the returned
+/// handle holds its lock (the old file's lock dies with the old file).
+pub fn drop_failed_rows(path: &Path, scanned: &mut Scanned) -> Result<std::fs::File> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read '{}'", path.display()))?;
+    let mut kept = Vec::with_capacity(bytes.len());
+    let mut at = 0usize;
+    for (_, range) in &scanned.failed {
+        kept.extend_from_slice(&bytes[at..range.start as usize]);
+        at = range.end as usize;
+    }
+    kept.extend_from_slice(&bytes[at..(scanned.good_len as usize).max(at)]);
+    let mut name = path.as_os_str().to_owned();
+    name.push(".resume.tmp");
+    let tmp = std::path::PathBuf::from(name);
+    let mut file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&tmp)
+        .with_context(|| format!("cannot create '{}'", tmp.display()))?;
+    if let Err(std::fs::TryLockError::WouldBlock) = file.try_lock() {
+        return Err(UsageError(format!(
+            "out: '{}' is being written by another qsweep run; expected a different --out for \
+             each run at the same time",
+            path.display()
+        ))
+        .into());
+    }
+    use std::io::Write;
+    file.set_len(0)
+        .and_then(|_| file.write_all(&kept))
+        .and_then(|_| file.sync_all())
+        .with_context(|| format!("cannot write '{}'", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+    let failed: BTreeSet<u32> = scanned.failed.drain(..).map(|(p, _)| p).collect();
+    let point = col("point");
+    scanned
+        .rows
+        .retain(|r| r[point].parse().is_ok_and(|p| !failed.contains(&p)));
+    scanned.points.retain(|p| !failed.contains(p));
+    scanned.good_len = kept.len() as u64;
+    scanned.torn = None;
+    Ok(file)
 }
 
 /// Makes the engine that takes over after a failure, given the error and the
@@ -248,6 +333,9 @@ pub fn run_surviving(
         let label = engine.label();
         let mut done = HashSet::new();
         let mut callback_failed = false;
+        // While another engine can take over, a failure is the engine's;
+        // after that, it is the failing point's alone.
+        let isolate = fallback.is_none();
         let result = rounds::run_points_until(
             &points,
             table,
@@ -260,6 +348,7 @@ pub fn run_surviving(
                 Ok(())
             },
             stop,
+            isolate,
         );
         let err = match result {
             Ok(()) => return Ok(()),
@@ -327,11 +416,16 @@ mod tests {
     }
 
     fn row(point: u32, seed: u64) -> String {
+        fields(point, seed).join(",")
+    }
+
+    fn fields(point: u32, seed: u64) -> Vec<String> {
         let mut f: Vec<String> = (0..COLUMNS.len()).map(|i| format!("v{i}")).collect();
         f[col("point")] = point.to_string();
         f[col("seed")] = seed.to_string();
         f[col("service")] = "\"weibull(shape=0.5,median=1)\"".to_string();
-        f.join(",")
+        f[col("error")] = String::new();
+        f
     }
 
     fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
@@ -383,6 +477,46 @@ mod tests {
             let s = scan_csv(&p, &ANY).unwrap();
             assert!(s.no_header && s.rows.is_empty() && s.good_len == 0);
         }
+    }
+
+    #[test]
+    fn failed_rows_are_found_and_dropped_for_resume() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = format!("{}\n", COLUMNS.join(","));
+        let failed = |point: u32| {
+            let mut f = fields(point, 1);
+            // A field with a comma and quotes, as errors may hold.
+            f[col("error")] = "\"grid point 1: \"\"x\"\", y\"".to_string();
+            f.join(",")
+        };
+        let (r0, r1, r2, r3) = (row(0, 1), failed(1), row(2, 1), failed(3));
+        let text = format!("{header}{r0}\n{r1}\n{r2}\n{r3}\n{}", &row(4, 1)[..9]);
+        let p = write(dir.path(), "f.csv", &text);
+        let mut s = scan_csv(&p, &ANY).unwrap();
+        let points: Vec<u32> = s.failed.iter().map(|f| f.0).collect();
+        assert_eq!(points, [1, 3]);
+        assert_eq!(s.rows[1][col("error")], "grid point 1: \"x\", y");
+        let r1_at = (header.len() + r0.len() + 1) as u64;
+        assert_eq!(s.failed[0].1, r1_at..r1_at + r1.len() as u64 + 1);
+        assert_eq!(s.points.len(), 4);
+        let lock = drop_failed_rows(&p, &mut s).unwrap();
+        let kept = format!("{header}{r0}\n{r2}\n");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), kept);
+        assert_eq!(s.points.iter().copied().collect::<Vec<_>>(), [0, 2]);
+        assert_eq!(s.rows.len(), 2);
+        assert_eq!(
+            (s.good_len, s.torn, s.failed.len()),
+            (kept.len() as u64, None, 0)
+        );
+        assert!(!dir.path().join("f.csv.resume.tmp").exists());
+        // The rewritten file is the one locked for the run.
+        let other = std::fs::File::open(&p).unwrap();
+        assert!(matches!(
+            other.try_lock(),
+            Err(std::fs::TryLockError::WouldBlock)
+        ));
+        drop(lock);
+        assert!(other.try_lock().is_ok());
     }
 
     #[test]
@@ -469,7 +603,10 @@ mod tests {
         Spec::load(&args).unwrap()
     }
 
-    fn collect(engine: Box<dyn Engine>, fallback: bool) -> (Result<()>, Vec<(u32, String, f64)>) {
+    /// (point, engine, mean wait, error) of each reported point.
+    type Got = Vec<(u32, String, f64, Option<String>)>;
+
+    fn collect(engine: Box<dyn Engine>, fallback: bool) -> (Result<()>, Got) {
         let spec = tiny();
         let (prepared, table) = crate::run::prepare(&spec, spec.points());
         let mut engine = engine;
@@ -491,7 +628,12 @@ mod tests {
             &mut engine,
             if fallback { Some(&mut make) } else { None },
             &mut |p, label| {
-                got.push((p.point.grid.index, label.to_string(), p.stats.mean_wait));
+                got.push((
+                    p.point.grid.index,
+                    label.to_string(),
+                    p.stats.mean_wait,
+                    p.error.clone(),
+                ));
                 Ok(())
             },
             &AtomicBool::new(false),
@@ -515,12 +657,23 @@ mod tests {
         let labels: Vec<&str> = got.iter().map(|g| g.1.as_str()).collect();
         assert_eq!(labels, ["flaky", "cpu", "cpu"]);
         // The same numbers as a run on one engine.
-        let strip = |v: &[(u32, String, f64)]| v.iter().map(|g| (g.0, g.2)).collect::<Vec<_>>();
+        let strip = |v: &Got| v.iter().map(|g| (g.0, g.2)).collect::<Vec<_>>();
         assert_eq!(strip(&got), strip(&reference));
-        // Without a fallback the error ends the run after the rows so far.
+        assert!(got.iter().all(|g| g.3.is_none()));
+        // Without a fallback a failure is the point's: each point the
+        // engine fails on is reported with the error, and the run goes on.
         let (r, got) = collect(flaky(), false);
-        assert!(format!("{:#}", r.unwrap_err()).contains("device lost"));
-        assert_eq!(got.len(), 1);
+        r.unwrap();
+        assert_eq!(got.len(), 3);
+        assert_eq!((got[0].0, &got[0].3), (0, &None));
+        assert_eq!(got[0].2, reference[0].2);
+        for g in &got[1..] {
+            let e = g.3.as_deref().expect("an error");
+            assert!(
+                e.contains("flaky failed on grid points") && e.contains("device lost"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -23,6 +23,12 @@
 //!   sectioning over the same sections of (nearly) equal size: adding each
 //!   round's batches as extra sections instead would mix batch quantiles of
 //!   different variances in one t interval.
+//! - Histogram range: when a point's reported percentiles (or their CI
+//!   bounds) fall in the histogram's overflow or underflow bin, every
+//!   replication so far is simulated again, dealt to the same sections, with
+//!   the range [`stats::rescaled`] picks (a power-of-two multiple of the
+//!   service mean): the streams do not depend on the range, so the same
+//!   customers are binned where they are resolved.
 //!
 //! # Engine calls, cut by time
 //! The points in flight form a window (grid order); each engine call takes
@@ -43,6 +49,27 @@
 //! is watched ([`Watch`]): once `stop` is set the engine stops within
 //! milliseconds, the replications of unfinished rounds are dropped, and the
 //! run returns [`Interrupted`]; a point is reported whole or not at all.
+//!
+//! # Growing dispatch queues
+//! A dispatch replication that outgrows its point's capacity stops with
+//! `QUEUE_OVERFLOW`. Each tile of such a point has a histogram slot of its
+//! own, so a finished tile with an overflowed replication is not accounted
+//! for: the point's capacity doubles (`dispatch::grow`, up to the memory
+//! limit of `contract::dispatch`) and the tile's replications go back to
+//! the front of its round, to run again in the next call. Their streams are
+//! keyed by seed, point and replication and the capacity changes nothing
+//! else, so a re-run gives the sample path of an unbounded queue: the
+//! results do not depend on the capacity a point started with. A point
+//! keeps its grown capacity for its later calls and rounds. (Callers that
+//! run whole batches outside the loop use [`run_growing`], which does the
+//! same for one batch.)
+//!
+//! # Failing points
+//! A point fails, alone, when its replications still overflow at the limit
+//! or (with `isolate`) when the engine fails on it: it is reported with an
+//! error and no statistics ([`PointResult::error`]), and the sweep goes on.
+//! The unfinished tiles of an engine call that fails are retried point by
+//! point, so the other points of the call are unaffected.
 
 use std::collections::VecDeque;
 use std::sync::atomic::AtomicBool;
@@ -50,14 +77,14 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
-use super::point::{check_overflow, failed_on, PointResult, PreparedPoint};
+use super::point::{failed_on, overflow_error, PointResult, PreparedPoint};
 use super::precision::{converged, next_total, MAX_REPS, MIN_FIRST_ROUND};
 use crate::contract::costs::loop_cost_per_customer;
-use crate::contract::{RepResult, Tile, HIST_BINS, TILE_REPS};
+use crate::contract::{dispatch, rep_status, PointParams, RepResult, Tile, HIST_BINS, TILE_REPS};
 use crate::engine::schedule::{batch_start, hist_batches};
-use crate::engine::{Batch, Cancelled, Engine, TileDone, Watch};
+use crate::engine::{Batch, BatchOutput, Cancelled, Engine, TileDone, Watch};
 use crate::progress;
-use crate::stats::{point_stats, PointStats};
+use crate::stats::{self, point_stats, PointStats};
 
 /// Replications in one engine call, at most (the call's results are held
 /// in memory).
@@ -89,7 +116,8 @@ pub const WINDOW_BYTES: u64 = 256 << 20;
 pub struct Interrupted;
 
 /// Simulate `points` on `engine`, calling `on_point` for each finished point
-/// in grid order. Errors name the points of the failing engine call.
+/// in grid order. A point the engine fails on is reported with its error
+/// (see [`run_points_until`] with `isolate`).
 pub fn run_points<'p>(
     points: &'p [PreparedPoint],
     table: &[f32],
@@ -104,6 +132,7 @@ pub fn run_points<'p>(
         engine,
         on_point,
         &AtomicBool::new(false),
+        true,
     )
 }
 
@@ -141,12 +170,23 @@ struct State {
     stats: PointStats,
     /// Some(converged) once the point is finished.
     done: Option<bool>,
-    /// Replications that overflowed the dispatch kernel: the point fails
-    /// when its turn to be reported comes.
-    overflow: Option<anyhow::Error>,
+    /// Why the point failed (reported with no statistics when its turn
+    /// comes).
+    error: Option<String>,
+    /// Dispatch capacity for the point's next calls (0: the first).
+    capacity: u32,
+    /// The most requests any replication held at once.
+    max_in_system: u32,
     /// The current round's replications not yet given to a call:
     /// (section, first replication, count).
     next: VecDeque<(u32, u32, u32)>,
+    /// Every (section, first replication, count) dealt so far, to simulate
+    /// again with a wider histogram range.
+    dealt: Vec<(u32, u32, u32)>,
+    /// The point's engine record, with its current histogram scale.
+    params: PointParams,
+    /// The histogram scale (1 / `params.inv_hist_scale`).
+    scale: f64,
     /// The current round: its first replication, its results so far (in
     /// replication order) and how many are still to come.
     round_start: u32,
@@ -155,7 +195,7 @@ struct State {
 }
 
 impl State {
-    fn new(reps0: u32) -> State {
+    fn new(p: &PreparedPoint, reps0: u32) -> State {
         let sections = hist_batches(reps0);
         let per_slot = HIST_BINS as usize;
         let next = (0..sections)
@@ -167,7 +207,7 @@ impl State {
                 (b, s, e - s)
             })
             .filter(|x| x.2 > 0)
-            .collect();
+            .collect::<VecDeque<_>>();
         let mut st = State {
             sections,
             reps: Vec::with_capacity(reps0 as usize),
@@ -176,8 +216,13 @@ impl State {
             seconds: 0.0,
             stats: PointStats::default(),
             done: None,
-            overflow: None,
+            error: None,
+            capacity: 0,
+            max_in_system: 0,
+            dealt: next.iter().copied().collect(),
             next,
+            params: p.params,
+            scale: p.scale,
             round_start: 0,
             round: Vec::new(),
             round_left: 0,
@@ -196,6 +241,34 @@ impl State {
         self.round_start = start;
         self.round_left = count;
         self.round = vec![RepResult::default(); (end - start) as usize];
+    }
+
+    /// After a round whose reported numbers the histogram did not resolve:
+    /// plan every replication so far again with a wider range. False when
+    /// no range helps.
+    fn rescale(&mut self, p: &PreparedPoint) -> bool {
+        let Some(new) = stats::rescaled(
+            self.stats.hist_range,
+            self.stats.max_wait,
+            self.scale,
+            p.scale,
+        ) else {
+            return false;
+        };
+        // p.scale is exactly 1 / p.params.inv_hist_scale, so the new inverse
+        // is that f32 times a power of two: binning stays exact.
+        let inv = p.params.inv_hist_scale * (p.scale / new) as f32;
+        if !inv.is_normal() {
+            return false;
+        }
+        self.params.inv_hist_scale = inv;
+        self.scale = 1.0 / f64::from(inv);
+        self.reps.clear();
+        for h in &mut self.hist {
+            h.fill(0);
+        }
+        self.next = self.dealt.iter().copied().collect();
+        true
     }
 
     /// After a round: finished, or the next round planned.
@@ -225,6 +298,7 @@ impl State {
         self.next = (0..self.sections)
             .map(|b| (b, self.n + b * per_section, per_section))
             .collect();
+        self.dealt.extend(self.next.iter().copied());
         self.n += per_section * self.sections;
     }
 
@@ -239,23 +313,37 @@ impl State {
         u64::from(self.sections) * u64::from(HIST_BINS) * 8
             + (self.reps.capacity() + self.round.len()) as u64 * rep
     }
+
+    /// The record its next calls run: its histogram scale (perhaps
+    /// widened) and its dispatch capacity (perhaps grown).
+    fn call_params(&self) -> PointParams {
+        let mut p = self.params;
+        p.capacity = p.capacity.max(self.capacity);
+        p
+    }
 }
 
 /// Finishes a round of point `p`: its replications join the point's (or
-/// the point fails if any overflowed the dispatch kernel), its statistics
-/// are taken, and its next round is planned.
+/// the point fails if any still overflowed the dispatch kernel at its
+/// largest capacity), its statistics are taken, and either every
+/// replication so far is planned again with a wider histogram range or its
+/// next round is planned.
 fn finish_round(p: &PreparedPoint, st: &mut State) {
     let round = std::mem::take(&mut st.round);
-    if let Err(e) = check_overflow(p, &round) {
-        st.overflow = Some(e);
+    let peak = round.iter().map(|r| r.max_in_system).max();
+    st.max_in_system = st.max_in_system.max(peak.unwrap_or(0));
+    if let Some(e) = overflow_error(p, &round, st.call_params().dispatch_capacity()) {
+        st.error = Some(e);
         st.done = Some(false);
         return;
     }
     st.reps.extend_from_slice(&round);
     let batches: Vec<&[u64]> = st.hist.iter().map(Vec::as_slice).collect();
     let service = &p.grid.service;
-    st.stats = point_stats(&st.reps, &batches, p.scale, &|x| service.cdf(x));
-    st.plan(p);
+    st.stats = point_stats(&st.reps, &batches, st.scale, &|x| service.cdf(x));
+    if !st.rescale(p) {
+        st.plan(p);
+    }
     if st.done.is_none() {
         st.begin_round();
         progress::plan_more(f64::from(st.round_left) * rep_customers(p));
@@ -281,13 +369,56 @@ struct Window<'p> {
 /// One engine call: its points' parameters and tiles, and for each tile
 /// the point (index into `points`) and section it belongs to.
 struct Call {
-    params: Vec<crate::contract::PointParams>,
+    params: Vec<PointParams>,
     tiles: Vec<Tile>,
     owner: Vec<(usize, u32)>,
     slots: u32,
     work: f64,
     /// The points of the call, first and last.
     span: (usize, usize),
+}
+
+impl Call {
+    fn empty(first: usize) -> Call {
+        Call {
+            params: Vec::new(),
+            tiles: Vec::new(),
+            owner: Vec::new(),
+            slots: 0,
+            work: 0.0,
+            span: (first, first),
+        }
+    }
+
+    /// A call of `tiles` (indices into this call's, all of one point
+    /// `point`), with their own parameter record and histogram slots.
+    fn subset(&self, point: usize, tiles: &[usize], points: &[PreparedPoint]) -> Call {
+        let mut call = Call::empty(point);
+        let mut slots: Vec<(u32, u32)> = Vec::new();
+        for &i in tiles {
+            let t = &self.tiles[i];
+            debug_assert_eq!(self.owner[i].0, point);
+            if call.params.is_empty() {
+                call.params.push(self.params[t.param_index as usize]);
+            }
+            let slot = match slots.iter().find(|s| s.0 == t.hist_slot) {
+                Some(s) => s.1,
+                None => {
+                    slots.push((t.hist_slot, call.slots));
+                    call.slots += 1;
+                    call.slots - 1
+                }
+            };
+            call.tiles.push(Tile {
+                param_index: 0,
+                hist_slot: slot,
+                ..*t
+            });
+            call.owner.push(self.owner[i]);
+            call.work += f64::from(t.rep_count) * rep_work(&points[point]);
+        }
+        call
+    }
 }
 
 impl<'p> Window<'p> {
@@ -320,7 +451,7 @@ impl<'p> Window<'p> {
                 return;
             }
             let p = &self.points[next];
-            let st = State::new(first_round(p, self.reps));
+            let st = State::new(p, first_round(p, self.reps));
             work += f64::from(st.n) * rep_work(p);
             reps += u64::from(st.n);
             bytes += st.bytes();
@@ -330,20 +461,18 @@ impl<'p> Window<'p> {
 
     /// The next call: the window's pending replications in grid order, up
     /// to `budget` work and [`CHUNK_REPS`] replications (at least one).
+    /// Tiles of a point whose dispatch queues may overflow get a histogram
+    /// slot each (so an overflowed tile can be run again alone); the
+    /// others one per piece of a section.
     fn next_call(&mut self, budget: f64) -> Call {
-        let mut call = Call {
-            params: Vec::new(),
-            tiles: Vec::new(),
-            owner: Vec::new(),
-            slots: 0,
-            work: 0.0,
-            span: (self.first, self.first),
-        };
+        let mut call = Call::empty(self.first);
         let mut reps = 0u64;
         for i in 0..self.states.len() {
             let point = self.first + i;
             let p = &self.points[point];
             let cost = rep_work(p);
+            let params = self.states[i].call_params();
+            let slot_per_tile = dispatch::can_overflow(&params);
             let mut param_index = None;
             while let Some(&(section, rep_start, count)) = self.states[i].next.front() {
                 let room_work = ((budget - call.work) / cost).floor().max(0.0) as u64;
@@ -362,17 +491,20 @@ impl<'p> Window<'p> {
                     st.next[0] = (section, rep_start + take, count - take);
                 }
                 let param_index = *param_index.get_or_insert_with(|| {
-                    call.params.push(p.params);
+                    call.params.push(params);
                     call.params.len() as u32 - 1
                 });
-                let slot = call.slots;
-                call.slots += 1;
+                let mut slot = None;
                 let mut r = rep_start;
                 while r < rep_start + take {
                     let n = (rep_start + take - r).min(TILE_REPS);
+                    if slot.is_none() || slot_per_tile {
+                        slot = Some(call.slots);
+                        call.slots += 1;
+                    }
                     call.tiles.push(Tile {
                         param_index,
-                        hist_slot: slot,
+                        hist_slot: slot.expect("a slot"),
                         rep_start: r,
                         rep_count: n,
                     });
@@ -388,6 +520,12 @@ impl<'p> Window<'p> {
     }
 
     /// Accounts for a finished tile of `call`; reports the points now done.
+    ///
+    /// A tile in which a dispatch replication overflowed its capacity is
+    /// not accounted for: the point's capacity grows and the tile's
+    /// replications go back to the front of its round (they run again,
+    /// whole, in the next call). At the largest capacity the tile is
+    /// accounted for as it is, and the point fails when its round is done.
     fn tile_done(
         &mut self,
         call: &Call,
@@ -395,9 +533,30 @@ impl<'p> Window<'p> {
         on_point: &mut dyn FnMut(PointResult<'p>) -> Result<()>,
     ) -> Result<()> {
         let tile = &call.tiles[t.tile];
+        let params = &call.params[tile.param_index as usize];
         let (point, section) = call.owner[t.tile];
         let p = &self.points[point];
         let st = self.state(point);
+        if st.done.is_some() {
+            // A point that already failed: its other tiles are dropped.
+            return Ok(());
+        }
+        st.seconds += t.seconds;
+        let customers = f64::from(tile.rep_count) * rep_customers(p);
+        progress::customers_done(customers);
+        let overflowed = dispatch::can_overflow(params)
+            && t.reps
+                .iter()
+                .any(|r| r.status & rep_status::QUEUE_OVERFLOW != 0);
+        if overflowed {
+            if let Some(c) = dispatch::grow(params, params.dispatch_capacity()) {
+                st.capacity = st.capacity.max(c);
+                st.next
+                    .push_front((section, tile.rep_start, tile.rep_count));
+                progress::plan_more(customers);
+                return Ok(());
+            }
+        }
         let at = (tile.rep_start - st.round_start) as usize;
         st.round[at..at + t.reps.len()].copy_from_slice(t.reps);
         if !t.hist.is_empty() {
@@ -405,13 +564,28 @@ impl<'p> Window<'p> {
                 *dst += src;
             }
         }
-        st.seconds += t.seconds;
         st.round_left -= tile.rep_count;
-        progress::customers_done(f64::from(tile.rep_count) * rep_customers(p));
         if st.round_left == 0 {
             finish_round(p, st);
         }
         self.report_ready(on_point)
+    }
+
+    /// Point `point` fails with `e`: its unfinished replications are
+    /// dropped and it is reported with the error when its turn comes.
+    fn fail(&mut self, point: usize, e: &anyhow::Error) {
+        let p = &self.points[point];
+        let st = self.state(point);
+        if st.done.is_some() {
+            return;
+        }
+        // What it will not simulate counts as done for the progress.
+        progress::customers_done(f64::from(st.round_left) * rep_customers(p));
+        st.error = Some(format!("{e:#}").replace('\n', " "));
+        st.done = Some(false);
+        st.next.clear();
+        st.round = Vec::new();
+        st.round_left = 0;
     }
 
     /// Reports finished points at the front of the window, in grid order.
@@ -421,15 +595,16 @@ impl<'p> Window<'p> {
     ) -> Result<()> {
         while let Some(st) = self.states.front_mut() {
             let Some(ok) = st.done else { break };
-            if let Some(e) = st.overflow.take() {
-                return Err(e);
-            }
             let p = &self.points[self.first];
+            let error = st.error.take();
             let result = PointResult {
                 point: p,
                 stats: std::mem::take(&mut st.stats),
+                hist: std::mem::take(&mut st.hist),
                 seconds: st.seconds,
-                converged: p.precision.map(|_| ok),
+                converged: p.precision.filter(|_| error.is_none()).map(|_| ok),
+                max_in_system: dispatch::can_overflow(&p.params).then_some(st.max_in_system),
+                error,
             };
             self.states.pop_front();
             self.first += 1;
@@ -472,6 +647,11 @@ impl<'p> Window<'p> {
 /// the call in flight stops within milliseconds; the points it completed
 /// before are reported, the rest dropped, and an [`Interrupted`] error is
 /// returned.
+///
+/// `isolate`: an engine failure is the failing point's alone (it is reported
+/// with the error, the others go on). Without it the failure ends the run,
+/// so that [`super::resume::run_surviving`] can hand the rest to another
+/// engine.
 pub fn run_points_until<'p>(
     points: &'p [PreparedPoint],
     table: &[f32],
@@ -479,13 +659,15 @@ pub fn run_points_until<'p>(
     engine: &mut dyn Engine,
     on_point: &mut dyn FnMut(PointResult<'p>) -> Result<()>,
     stop: &AtomicBool,
+    isolate: bool,
 ) -> Result<()> {
-    run_points_at(points, table, reps, engine, on_point, stop, None)
+    run_points_at(points, table, reps, engine, on_point, stop, isolate, None)
 }
 
 /// [`run_points_until`] with the engine's work rate already measured (loop
 /// iterations per second, e.g. by [`super::estimate`]), which sizes the
 /// first call.
+#[allow(clippy::too_many_arguments)]
 pub fn run_points_at<'p>(
     points: &'p [PreparedPoint],
     table: &[f32],
@@ -493,20 +675,34 @@ pub fn run_points_at<'p>(
     engine: &mut dyn Engine,
     on_point: &mut dyn FnMut(PointResult<'p>) -> Result<()>,
     stop: &AtomicBool,
+    isolate: bool,
     rate: Option<f64>,
 ) -> Result<()> {
-    run_loop(points, table, reps, engine, on_point, stop, rate, None)
+    let run = Run {
+        table,
+        watch: Watch {
+            stop,
+            customers: progress::live_counter(),
+        },
+        isolate,
+    };
+    run_loop(points, reps, engine, on_point, &run, rate, None)
+}
+
+/// What every call of a run shares.
+struct Run<'a> {
+    table: &'a [f32],
+    watch: Watch<'a>,
+    isolate: bool,
 }
 
 /// The run loop; `fixed_budget` pins every call's work (tests).
-#[allow(clippy::too_many_arguments)]
 fn run_loop<'p>(
     points: &'p [PreparedPoint],
-    table: &[f32],
     reps: u32,
     engine: &mut dyn Engine,
     on_point: &mut dyn FnMut(PointResult<'p>) -> Result<()>,
-    stop: &AtomicBool,
+    run: &Run<'_>,
     rate: Option<f64>,
     fixed_budget: Option<f64>,
 ) -> Result<()> {
@@ -526,12 +722,8 @@ fn run_loop<'p>(
         rate_known: rate.is_some(),
         streams: engine.streams(),
     };
-    let watch = Watch {
-        stop,
-        customers: progress::live_counter(),
-    };
     while !window.finished() {
-        if stop.load(std::sync::atomic::Ordering::SeqCst) {
+        if run.watch.stopped() {
             return Err(Interrupted.into());
         }
         let budget = fixed_budget.unwrap_or_else(|| window.budget());
@@ -542,52 +734,267 @@ fn run_loop<'p>(
             "the run loop found nothing to run with points {}.. unfinished",
             window.first
         );
-        let batch = Batch {
-            params: &call.params,
-            tiles: &call.tiles,
-            table,
-            slots: call.slots,
-        };
-        let mut delivered = 0usize;
-        let mut inner_error = false;
         let started = Instant::now();
-        let result = engine.run_watched(&batch, watch, &mut |t| {
-            delivered += 1;
-            window
-                .tile_done(&call, &t, on_point)
-                .inspect_err(|_| inner_error = true)
-        });
-        match result {
-            Ok(()) => {}
-            // A point's own failure or on_point's: as it is.
-            Err(e) if inner_error => return Err(e),
-            Err(e) if e.is::<Cancelled>() => return Err(Interrupted.into()),
-            Err(e) => {
-                let (a, b) = call.span;
-                return Err(e).with_context(|| failed_on(engine, &points[a].grid, &points[b].grid));
+        match run_call(engine, &mut window, &call, run, on_point)? {
+            Ok(()) => window.measured(call.work, started.elapsed().as_secs_f64()),
+            Err((e, _)) if !run.isolate => return Err(e),
+            Err((e, delivered)) => {
+                // The tiles it did not finish, point by point: a point the
+                // engine fails on alone fails; the others go on.
+                let undone: Vec<usize> = (0..call.tiles.len()).filter(|&i| !delivered[i]).collect();
+                let mut failing: Vec<usize> = undone.iter().map(|&i| call.owner[i].0).collect();
+                failing.dedup();
+                if call.span.0 == call.span.1 {
+                    window.fail(call.span.0, &e);
+                } else {
+                    for point in failing {
+                        let tiles: Vec<usize> = undone
+                            .iter()
+                            .copied()
+                            .filter(|&i| call.owner[i].0 == point)
+                            .collect();
+                        let alone = call.subset(point, &tiles, points);
+                        if let Err((e, _)) = run_call(engine, &mut window, &alone, run, on_point)? {
+                            window.fail(point, &e);
+                        }
+                    }
+                }
             }
         }
-        if delivered != call.tiles.len() {
-            let (a, b) = call.span;
-            return Err(anyhow::anyhow!(
-                "the engine returned {delivered} of {} tiles",
-                call.tiles.len()
-            ))
-            .with_context(|| failed_on(engine, &points[a].grid, &points[b].grid));
-        }
-        window.measured(call.work, started.elapsed().as_secs_f64());
         // Points with nothing left to run (a precision point at its budget
-        // after a round finished in this call) are reported now.
+        // after a round finished in this call, a failed point) are reported
+        // now.
         window.report_ready(on_point)?;
     }
     Ok(())
+}
+
+/// One watched engine call, its tiles accounted for as they finish. The
+/// outer error ends the run (a stop: [`Interrupted`]; an error of a point's
+/// own or of `on_point`); the inner one is the engine's, naming the call's
+/// points, with which of the call's tiles were delivered before it.
+#[allow(clippy::type_complexity)]
+fn run_call<'p>(
+    engine: &mut dyn Engine,
+    window: &mut Window<'p>,
+    call: &Call,
+    run: &Run<'_>,
+    on_point: &mut dyn FnMut(PointResult<'p>) -> Result<()>,
+) -> Result<Result<(), (anyhow::Error, Vec<bool>)>> {
+    let batch = Batch {
+        params: &call.params,
+        tiles: &call.tiles,
+        table: run.table,
+        slots: call.slots,
+    };
+    let mut delivered = vec![false; call.tiles.len()];
+    let mut inner_error = false;
+    let result = engine.run_watched(&batch, run.watch, &mut |t| {
+        delivered[t.tile] = true;
+        window
+            .tile_done(call, &t, on_point)
+            .inspect_err(|_| inner_error = true)
+    });
+    let points = window.points;
+    let (a, b) = call.span;
+    let context = |engine: &dyn Engine| failed_on(engine, &points[a].grid, &points[b].grid);
+    match result {
+        Ok(()) => {}
+        // A point's own failure or on_point's: as it is.
+        Err(e) if inner_error => return Err(e),
+        Err(e) if e.is::<Cancelled>() => return Err(Interrupted.into()),
+        Err(e) => return Ok(Err((e.context(context(engine)), delivered))),
+    }
+    let n = delivered.iter().filter(|&&d| d).count();
+    if n != call.tiles.len() {
+        let e = anyhow::anyhow!("the engine returned {n} of {} tiles", call.tiles.len());
+        return Ok(Err((e.context(context(engine)), delivered)));
+    }
+    Ok(Ok(()))
+}
+
+/// `engine.run(batch)`, with every dispatch replication that overflowed
+/// its capacity re-run at twice the capacity (`dispatch::grow`) until it
+/// fits or the memory limit is reached (it then keeps `QUEUE_OVERFLOW`).
+/// Returns the output as if every replication had run at the capacity it
+/// fits in, and each parameter's final capacity.
+///
+/// An overflowed replication has already added the waits it recorded to its
+/// slot's histogram. Where at least half a slot's replications overflowed,
+/// the whole slot is re-run and its histogram replaced; otherwise the
+/// overflowed replications are re-run twice, at the old capacity (which
+/// reproduces exactly what they added: the engines are deterministic) into
+/// a slot that is subtracted, and at the new one into a slot that is added.
+/// Histograms are exact either way. Assumes that the replications of one
+/// slot are those of one parameter. (The run loop grows tile by tile
+/// instead, see the module notes; this serves callers that run whole
+/// batches.)
+pub fn run_growing(engine: &mut dyn Engine, batch: &Batch) -> Result<(BatchOutput, Vec<u32>)> {
+    let mut out = engine.run(batch)?;
+    let mut capacities: Vec<u32> = batch.params.iter().map(|p| p.dispatch_capacity()).collect();
+    // Where each tile's results start in `out.reps`.
+    let starts: Vec<usize> = batch
+        .tiles
+        .iter()
+        .scan(0usize, |at, t| {
+            let s = *at;
+            *at += t.rep_count as usize;
+            Some(s)
+        })
+        .collect();
+    let per_slot = HIST_BINS as usize;
+    loop {
+        // The capacity each parameter with overflowed replications grows to.
+        let mut grown: Vec<Option<u32>> = vec![None; batch.params.len()];
+        // Per slot: replications, and the overflowed ones that can grow as
+        // (tile, lane).
+        let mut in_slot = vec![0u32; batch.slots as usize];
+        let mut rerun: Vec<Vec<(usize, u32)>> = vec![Vec::new(); batch.slots as usize];
+        for (t, tile) in batch.tiles.iter().enumerate() {
+            let i = tile.param_index as usize;
+            let p = &batch.params[i];
+            in_slot[tile.hist_slot as usize] += tile.rep_count;
+            if !dispatch::can_overflow(p) {
+                continue;
+            }
+            for lane in 0..tile.rep_count {
+                let r = &out.reps[starts[t] + lane as usize];
+                if r.status & rep_status::QUEUE_OVERFLOW == 0 {
+                    continue;
+                }
+                let Some(c) = grown[i].or_else(|| dispatch::grow(p, capacities[i])) else {
+                    continue;
+                };
+                grown[i] = Some(c);
+                rerun[tile.hist_slot as usize].push((t, lane));
+            }
+        }
+        if rerun.iter().all(Vec::is_empty) {
+            return Ok((out, capacities));
+        }
+        // The re-runs: per parameter one record at the new capacity and,
+        // when needed, one at the old.
+        let mut params: Vec<PointParams> = Vec::new();
+        let mut at_new: Vec<Option<u32>> = vec![None; batch.params.len()];
+        let mut at_old: Vec<Option<u32>> = vec![None; batch.params.len()];
+        let mut index = |table: &mut Vec<Option<u32>>, i: usize, capacity: u32| {
+            *table[i].get_or_insert_with(|| {
+                let mut p = batch.params[i];
+                p.capacity = capacity;
+                params.push(p);
+                params.len() as u32 - 1
+            })
+        };
+        let mut tiles: Vec<Tile> = Vec::new();
+        // Per re-run tile: where its results go in `out.reps` (None: the
+        // subtracted copy).
+        let mut dest: Vec<Option<usize>> = Vec::new();
+        // Per slot of `out`: (slot of the new copy, slot to subtract or None
+        // when the whole slot is re-run).
+        let mut slot_map: Vec<(usize, u32, Option<u32>)> = Vec::new();
+        let mut slots = 0u32;
+        for (s, list) in rerun.iter().enumerate() {
+            if list.is_empty() {
+                continue;
+            }
+            let whole = 2 * list.len() as u32 >= in_slot[s]
+                && batch
+                    .tiles
+                    .iter()
+                    .filter(|t| t.hist_slot as usize == s)
+                    .all(|t| grown[t.param_index as usize].is_some());
+            let new_slot = slots;
+            let old_slot = (!whole).then_some(slots + 1);
+            slots += if whole { 1 } else { 2 };
+            slot_map.push((s, new_slot, old_slot));
+            // The replications to re-run, as (tile, first lane, count) runs.
+            let mut runs: Vec<(usize, u32, u32)> = Vec::new();
+            let mut add = |t: usize, lane: u32| match runs.last_mut() {
+                Some((lt, first, n)) if *lt == t && *first + *n == lane && *n < TILE_REPS => {
+                    *n += 1
+                }
+                _ => runs.push((t, lane, 1)),
+            };
+            if whole {
+                for (t, tile) in batch.tiles.iter().enumerate() {
+                    if tile.hist_slot as usize == s {
+                        (0..tile.rep_count).for_each(|lane| add(t, lane));
+                    }
+                }
+            } else {
+                list.iter().for_each(|&(t, lane)| add(t, lane));
+            }
+            for (t, first, n) in runs {
+                let tile = &batch.tiles[t];
+                let i = tile.param_index as usize;
+                let new = index(&mut at_new, i, grown[i].unwrap_or(capacities[i]));
+                tiles.push(Tile {
+                    param_index: new,
+                    hist_slot: new_slot,
+                    rep_start: tile.rep_start + first,
+                    rep_count: n,
+                });
+                dest.push(Some(starts[t] + first as usize));
+                if let Some(old_slot) = old_slot {
+                    let old = index(&mut at_old, i, capacities[i]);
+                    tiles.push(Tile {
+                        param_index: old,
+                        hist_slot: old_slot,
+                        rep_start: tile.rep_start + first,
+                        rep_count: n,
+                    });
+                    dest.push(None);
+                }
+            }
+        }
+        let again = engine.run(&Batch {
+            params: &params,
+            tiles: &tiles,
+            table: batch.table,
+            slots,
+        })?;
+        let mut at = 0;
+        for (tile, d) in tiles.iter().zip(&dest) {
+            let n = tile.rep_count as usize;
+            if let Some(d) = d {
+                out.reps[*d..*d + n].copy_from_slice(&again.reps[at..at + n]);
+            }
+            at += n;
+        }
+        let slot =
+            |h: &[u64], s: u32| h[s as usize * per_slot..(s as usize + 1) * per_slot].to_vec();
+        for (s, new_slot, old_slot) in slot_map {
+            let dst = &mut out.hist[s * per_slot..(s + 1) * per_slot];
+            let new = slot(&again.hist, new_slot);
+            match old_slot {
+                None => dst.copy_from_slice(&new),
+                Some(old_slot) => {
+                    let old = slot(&again.hist, old_slot);
+                    for ((d, o), n) in dst.iter_mut().zip(old).zip(new) {
+                        *d = d.checked_sub(o).with_context(|| {
+                            format!(
+                                "re-running overflowed replications at the same capacity did \
+                                 not reproduce their waits (the {} engine is not \
+                                 deterministic)",
+                                engine.label()
+                            )
+                        })? + n;
+                    }
+                }
+            }
+        }
+        for (c, g) in capacities.iter_mut().zip(&grown) {
+            if let Some(g) = g {
+                *c = *g;
+            }
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::engine::cpu::CpuEngine;
-    use crate::engine::BatchOutput;
     use crate::spec::{Spec, SweepArgs};
 
     /// The CPU engine seen as one that hands results over only at the end
@@ -634,16 +1041,24 @@ mod tests {
     fn run(spec: &Spec, engine: &mut dyn Engine, budget: Option<f64>) -> Vec<(u32, PointStats)> {
         let (points, table) = super::super::prepare(spec, spec.points());
         let mut got = Vec::new();
+        let stop = AtomicBool::new(false);
+        let run = Run {
+            table: &table,
+            watch: Watch {
+                stop: &stop,
+                customers: progress::live_counter(),
+            },
+            isolate: false,
+        };
         run_loop(
             &points,
-            &table,
             spec.run.reps,
             engine,
             &mut |r| {
                 got.push((r.point.grid.index, r.stats));
                 Ok(())
             },
-            &AtomicBool::new(false),
+            &run,
             None,
             budget,
         )
@@ -723,6 +1138,7 @@ mod tests {
                 Ok(())
             },
             &stop,
+            false,
             Some(1e15),
         );
         assert!(r.unwrap_err().is::<Interrupted>());

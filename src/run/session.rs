@@ -21,8 +21,9 @@ use anyhow::{Context, Result};
 use super::point::{baseline, PointResult, PreparedPoint};
 use super::resume::{scan_csv, truncate, Expect, Scanned, Shard};
 use super::rounds::Interrupted;
+use crate::analytic::Baseline;
 use crate::backend::Backend;
-use crate::output::{axis_fields, num, CsvSink, Row};
+use crate::output::{axis_fields, num, CsvSink, Resolution, Row};
 use crate::progress;
 use crate::provenance::{self, Invocation, Meta, Status, META_FORMAT};
 use crate::spec::{default_out_path, Spec, SweepArgs};
@@ -245,6 +246,19 @@ impl Session {
             axes: Some(&axes),
         };
         let scanned = scan_csv(out, &expect)?;
+        let extra = crate::output::quantile_columns(&self.spec.run.quantiles);
+        if !scanned.no_header && scanned.extra != extra {
+            let show = |c: &[String]| match c {
+                [] => "none".to_string(),
+                c => c.join(","),
+            };
+            return Err(usage(format!(
+                "--resume: '{}' has the extra columns {}, this run writes {}; expected the                  --quantiles it was started with",
+                out.display(),
+                show(&scanned.extra),
+                show(&extra)
+            )));
+        }
         self.scanned = scanned;
         if old.is_none() && !self.scanned.rows.is_empty() {
             return Err(usage(format!(
@@ -340,7 +354,24 @@ impl Session {
                 ));
                 truncate(&self.out, self.scanned.good_len)?;
             }
-            CsvSink::append(&self.out)?
+            if !self.scanned.failed.is_empty() {
+                let points: Vec<String> = self
+                    .scanned
+                    .failed
+                    .iter()
+                    .map(|f| f.0.to_string())
+                    .collect();
+                say(&format!(
+                    "qsweep: resume: running the failed points again ({}); their old rows are \
+                     dropped",
+                    points.join(", ")
+                ));
+                self._lock = Some(super::resume::drop_failed_rows(
+                    &self.out,
+                    &mut self.scanned,
+                )?);
+            }
+            CsvSink::append_with(&self.out, &self.extra_columns())?
         } else {
             if self.resume_requested {
                 say(&format!(
@@ -348,7 +379,7 @@ impl Session {
                     self.out.display()
                 ));
             }
-            CsvSink::create(self.csv_path(), self.spec.run.force)?
+            CsvSink::create_with(self.csv_path(), self.spec.run.force, &self.extra_columns())?
         };
         self.sink = Some(sink);
 
@@ -362,7 +393,14 @@ impl Session {
         self.rows = std::mem::take(&mut self.scanned.rows);
         self.done_before = self.rows.len() as u64;
         if self.spec.run.warmup_auto && !todo.is_empty() {
-            choose_warmups(&mut todo, &self.table, self.spec.run.threads, say);
+            // Under `--precision` the run's final replication count is
+            // not known yet: the pilot takes all its budget allows.
+            let reps = if self.spec.run.precision.is_some() {
+                u32::MAX
+            } else {
+                self.spec.run.reps
+            };
+            choose_warmups(&mut todo, &self.table, reps, self.spec.run.threads, say);
         }
 
         self.labels = vec![engine_label.to_string()];
@@ -394,6 +432,7 @@ impl Session {
             },
             first_started: self.first_started.clone(),
             error: None,
+            failed_points: Vec::new(),
             previous_runs: std::mem::take(&mut self.previous_runs),
             pieces: Vec::new(),
         };
@@ -478,8 +517,17 @@ impl Session {
             backend: label,
             seconds: r.seconds,
             converged: r.converged,
+            truncation: r.point.pilot.map(|p| p.truncation),
+            max_in_system: r.max_in_system,
+            error: r.error.as_deref(),
         };
-        let fields = row.fields();
+        let mut fields = row.fields();
+        fields.extend(crate::output::quantile_fields(
+            &self.spec.run.quantiles,
+            &r.hist,
+            r.point.scale,
+            r.stats.max_wait,
+        ));
         self.sink
             .as_mut()
             .expect("Session::begin opened the CSV")
@@ -494,6 +542,11 @@ impl Session {
         Ok(self.rows.last().expect("just pushed"))
     }
 
+    /// The columns after the standard ones (`--quantiles`).
+    pub fn extra_columns(&self) -> Vec<String> {
+        crate::output::quantile_columns(&self.spec.run.quantiles)
+    }
+
     /// The CSV this run writes: the output, or `OUT.partial` under
     /// `--force` until the run completes.
     pub fn csv_path(&self) -> &Path {
@@ -503,6 +556,11 @@ impl Session {
     /// The `.meta.json` beside [`Self::csv_path`].
     fn writing_meta(&self) -> PathBuf {
         provenance::meta_path(self.csv_path())
+    }
+
+    /// Points whose rows carry an error, in increasing order.
+    pub fn failed_points(&self) -> Vec<u32> {
+        crate::output::failed_points(&self.rows)
     }
 
     /// Rows written by this invocation.
@@ -529,6 +587,7 @@ impl Session {
         let writing_meta = self.writing_meta();
         let meta = self.meta.as_mut().expect("Session::begin wrote the meta");
         meta.points_done = self.done_before + new_rows;
+        meta.failed_points = crate::output::failed_points(&self.rows);
         meta.run.points_run = new_rows;
         meta.run.engine = engines;
         meta.run.ended = Some(provenance::now_rfc3339());
@@ -703,10 +762,54 @@ pub fn wide_ci(s: &PointStats) -> Option<String> {
     (!why.is_empty()).then(|| why.join(", "))
 }
 
-/// `--warmup auto`: each point's warm-up from MSER-5 on a CPU pilot run.
-fn choose_warmups(points: &mut [PreparedPoint], table: &[f32], threads: usize, say: &dyn Fn(&str)) {
+/// Standard errors beyond which a simulated mean is said to disagree with
+/// an exact baseline: a correct run lands there with probability 6e-5
+/// (normal), so across a large sweep a warning is a finding, not chance.
+pub const OFF_THEORY_SE: f64 = 4.0;
+
+/// Why a point's simulation disagrees with its exact baseline (None: it
+/// agrees, or there is no exact value to check): the mean wait more than
+/// [`OFF_THEORY_SE`] standard errors from it, or nobody waited while the
+/// exact mean lies above the row's 95% upper bound.
+pub fn off_theory(g: &crate::spec::GridPoint, s: &PointStats, b: &Baseline) -> Option<String> {
+    if !b.method.starts_with("exact:") {
+        return None;
+    }
+    let exact = b.mean_wait?;
+    let r = Resolution::of(g, s, b);
+    if let Some(z) = r.z_mean_wait.filter(|z| z.abs() > OFF_THEORY_SE) {
+        return Some(format!(
+            "mean wait {} ± {} (95%) is {z:.1} standard errors from the exact {} ({})",
+            num(s.mean_wait),
+            num(s.mean_wait_ci95.unwrap_or(0.0)),
+            num(exact),
+            b.method
+        ));
+    }
+    match r.mean_wait_upper95 {
+        Some(bound) if exact > bound => Some(format!(
+            "nobody of {} customers waited, but the exact mean wait {} ({}) is above the 95% \
+             upper bound {} that allows",
+            s.recorded,
+            num(exact),
+            b.method,
+            num(bound)
+        )),
+        _ => None,
+    }
+}
+
+/// `--warmup auto`: each point's warm-up from MSER-5 on a CPU pilot of
+/// the run's own replications (`run_reps` of them, as the budget allows).
+fn choose_warmups(
+    points: &mut [PreparedPoint],
+    table: &[f32],
+    run_reps: u32,
+    threads: usize,
+    say: &dyn Fn(&str),
+) {
     let started = std::time::Instant::now();
-    super::warmup::resolve(points, table, threads);
+    super::warmup::resolve(points, table, run_reps, threads);
     let warmups: Vec<u32> = points.iter().map(|p| p.params.warmup).collect();
     let (lo, hi) = (
         warmups.iter().min().copied().unwrap_or(0),
@@ -725,14 +828,38 @@ fn choose_warmups(points: &mut [PreparedPoint], table: &[f32], threads: usize, s
         started.elapsed().as_secs_f64()
     ));
     for p in points.iter() {
-        if let Some(pilot) = p.pilot.filter(|q| q.at_limit) {
+        let Some(pilot) = p.pilot else { continue };
+        if pilot.at_limit {
             progress::say(&format!(
                 "qsweep: warning: point {}: the warm-up pilot ({} customers × {} replications) \
                  saw no end of the transient in its first half; warm-up {} may be too short",
                 p.grid.index, pilot.customers, pilot.reps, p.params.warmup
             ));
+        } else if let Some(why) = thin_pilot(&pilot, run_reps, p.params.customers) {
+            progress::say(&format!("qsweep: note: point {}: {why}", p.grid.index));
         }
     }
+}
+
+/// A pilot too small to hold the bias left by its truncation below the
+/// run's own standard error: MSER leaves a bias of about a fraction of the
+/// pilot's standard error, and the run's is √(run / pilot) times smaller
+/// (see `warmup`). None when the pilot traced at least what the run records.
+pub fn thin_pilot(pilot: &super::warmup::Pilot, run_reps: u32, customers: u32) -> Option<String> {
+    if run_reps == u32::MAX || pilot.reps == 0 {
+        return None;
+    }
+    let run = f64::from(run_reps) * f64::from(customers);
+    let traced = f64::from(pilot.reps) * f64::from(pilot.customers);
+    (traced < run).then(|| {
+        format!(
+            "the warm-up was judged on {} of the {run_reps} replications ({} customers each, \
+             the pilot's budget); its bias may reach {:.1}× what a full pilot leaves",
+            pilot.reps,
+            pilot.customers,
+            (run / traced).sqrt()
+        )
+    })
 }
 
 /// `qsweep run --from-meta`: the recorded spec, with the flags that may
@@ -759,6 +886,8 @@ fn load_from_meta(path: &Path, a: &SweepArgs) -> Result<(Spec, Option<Shard>, St
         ("max-customers", a.max_customers.is_some()),
         ("seed", a.seed.is_some()),
         ("allow-unstable", a.allow_unstable),
+        ("units", a.units.is_some()),
+        ("quantiles", a.quantiles.is_some()),
     ] {
         if set {
             given.push(format!("--{name}"));
@@ -863,9 +992,11 @@ mod tests {
         assert_eq!((meta.points_done, meta.run.points_run), (2, 2));
         let text = std::fs::read_to_string(&out).unwrap();
         assert_eq!(text.lines().count(), 3);
-        // (A run holds its CSV locked until its process ends.)
+        // While the run holds its CSV, no other run may take it...
+        let e = Session::open(&request(&a, true)).err().unwrap();
+        assert!(e.to_string().contains("being written by another"), "{e}");
         drop(s);
-        // The same output again is refused before anything runs.
+        // ...and once it is done, the same output is refused unless resumed.
         let e = Session::open(&request(&a, false)).err().unwrap();
         assert!(e.to_string().contains("already exists"), "{e}");
     }
@@ -955,5 +1086,109 @@ mod tests {
         assert_eq!(wide_ci(&s).unwrap(), "p99 wait 10 ± 2 (95%)");
         s.wait_pct_ci95[P99] = Some(0.5);
         assert_eq!(wide_ci(&s), None);
+    }
+
+    /// The grid point and baseline of the default study's central queue
+    /// at `servers` (λ 150, μ 3).
+    fn central(servers: u32) -> (crate::spec::GridPoint, Baseline) {
+        let a = SweepArgs {
+            routing: vec!["central".into()],
+            servers: vec![servers.to_string()],
+            ..SweepArgs::default()
+        };
+        let g = Spec::load(&a).unwrap().points().remove(0);
+        let b = baseline(&g);
+        assert_eq!(b.method, "exact:erlang_c");
+        (g, b)
+    }
+
+    #[test]
+    fn runs_off_exact_theory_are_named() {
+        // R = 60: exact mean wait 0.003910069; 512 replications.
+        let (g, b) = central(60);
+        let exact = b.mean_wait.unwrap();
+        let t = crate::stats::student_t_quantile(0.975, 511.0);
+        let at = |z: f64| PointStats {
+            reps: 512,
+            mean_wait: exact + z * 1e-5,
+            mean_wait_ci95: Some(t * 1e-5),
+            recorded: 1000,
+            waited: 100,
+            ..PointStats::default()
+        };
+        assert_eq!(off_theory(&g, &at(3.9), &b), None);
+        assert_eq!(off_theory(&g, &at(-3.9), &b), None);
+        let why = off_theory(&g, &at(-15.0), &b).unwrap();
+        assert!(
+            why.contains("is -15.0 standard errors from the exact 0.003910069"),
+            "{why}"
+        );
+        let r = Resolution::of(&g, &at(2.5), &b);
+        assert!((r.z_mean_wait.unwrap() - 2.5).abs() < 1e-6, "{r:?}");
+        assert_eq!((r.p_wait_upper95, r.mean_wait_upper95), (None, None));
+        // An approximate baseline is no reference.
+        let approx = Baseline {
+            method: "approx:allen_cunneen".into(),
+            ..b.clone()
+        };
+        assert_eq!(off_theory(&g, &at(-15.0), &approx), None);
+        assert_eq!(Resolution::of(&g, &at(-15.0), &approx).z_mean_wait, None);
+    }
+
+    #[test]
+    fn rows_where_nobody_waited_get_upper_bounds_not_errors() {
+        // R = 100: exact mean wait 2.2e-12; 10^8 customers, none waited.
+        let (g, b) = central(100);
+        let n = 100_000_000u64;
+        let s = PointStats {
+            reps: 512,
+            mean_wait_ci95: Some(0.0),
+            recorded: n,
+            ..PointStats::default()
+        };
+        let r = Resolution::of(&g, &s, &b);
+        let p = r.p_wait_upper95.unwrap();
+        assert!((p * n as f64 - 2.995_732).abs() < 1e-5, "{p}");
+        // W | W > 0 ~ Exp(Rμ − λ = 150): the bound is p / 150.
+        let m = r.mean_wait_upper95.unwrap();
+        assert!((m - p / 150.0).abs() < 1e-12 * m, "{m}");
+        assert!(b.mean_wait.unwrap() < m);
+        assert_eq!(r.z_mean_wait, None);
+        assert_eq!(off_theory(&g, &s, &b), None);
+        // The CSV: rel_err blank, the counts and bounds filled.
+        let row = Row {
+            point: &g,
+            reps: 512,
+            customers: 195_313,
+            warmup: 100,
+            seed: 1,
+            stats: &s,
+            analytic: &b,
+            backend: "cpu",
+            seconds: 1.0,
+            converged: None,
+            truncation: Some(57),
+            max_in_system: None,
+            error: None,
+        };
+        let fields = row.fields();
+        let get = |c: &str| fields[crate::output::column_index(c).unwrap()].clone();
+        assert_eq!(get("rel_err_mean_wait"), "");
+        assert_eq!(get("waited"), "0");
+        assert_eq!(get("p_wait_ci95"), "");
+        assert_eq!(get("z_mean_wait"), "");
+        assert_eq!(get("p_wait_upper95"), num(p));
+        assert_eq!(get("warmup_truncation"), "57");
+        // Too few customers to rule the exact value out: the bound says so.
+        let few = PointStats {
+            recorded: 10,
+            ..s.clone()
+        };
+        let tiny = Baseline {
+            mean_wait: Some(1.0),
+            ..b.clone()
+        };
+        let why = off_theory(&g, &few, &tiny).unwrap();
+        assert!(why.starts_with("nobody of 10 customers waited"), "{why}");
     }
 }

@@ -1,4 +1,5 @@
-//! `--warmup auto`: the warm-up of each point chosen by MSER-5 on a pilot run.
+//! `--warmup auto`: the warm-up of each point chosen by MSER-5 on the
+//! run's own replications.
 //!
 //! # MSER-5
 //! The marginal standard error rule (White, "An effective truncation
@@ -18,24 +19,45 @@
 //! at the end of that half, or a lower statistic in the second half, means
 //! the pilot saw no end of the transient.
 //!
+//! # Why the run's own replications
+//! MSER on a series averaged over K replications removes the initial bias
+//! down to about the noise of that series: the bias left is a fraction of
+//! the pilot's own standard error, which scales as 1/√(K·L) for K
+//! replications of L customers. The run's standard error scales as
+//! 1/√(R·n) (R replications of n customers), so the bias it is left with,
+//! in units of its own standard error, grows as √(R·n / (K·L)). A fixed
+//! 32-replication pilot therefore under-truncates runs of many short
+//! replications (M/M/1 at ρ 0.95, 4096 × 5000: warm-up 430, mean 2.7 CI
+//! half-widths below the exact value, and warm-ups from 190 to 21 000 over
+//! seeds). So the pilot now traces the run's own replications, K = R of
+//! them (up to [`PILOT_BUDGET`] customers), for at least as many customers
+//! as one replication of the run records: MSER then judges the transient
+//! at the precision of the run's own mean (`tests/warmup.rs` measures the
+//! bias left).
+//!
 //! # The pilot
-//! Each point to run gets a pilot on the CPU reference engine, whatever
-//! backend runs the point itself: [`PILOT_REPS`] replications started empty,
-//! every customer's wait recorded (see `cpu::lindley_traced`), averaged over
-//! the replications customer by customer; MSER-5 runs on that average.
-//! - Length: the run's customers per replication, clamped to
+//! Each point gets a pilot on the CPU reference engine, whatever backend
+//! runs the point itself: replications 0..K of the run (the same streams:
+//! a replication's first customers do not depend on its warm-up or length,
+//! and the CPU engine draws what the GPU draws), started empty, every
+//! customer's wait recorded (see `cpu::lindley_traced`), averaged over the
+//! replications customer by customer; MSER-5 runs on that average.
+//! - Length L: the run's customers per replication, clamped to
 //!   [[`PILOT_MIN`], [`PILOT_START_MAX`]]. When the minimum lands in the last
 //!   fifth of the searched half the pilot doubles (up to [`PILOT_MAX`]) and
 //!   MSER runs again; if it still lands there the point is flagged
 //!   ([`Pilot::at_limit`]) and `qsweep run` warns.
-//! - Cost: at most `8 × 4·10⁶` customers per point, a fraction of a second
-//!   to about a second on one core; points are piloted in parallel.
-//! - Streams: the pilot uses replications [`PILOT_REP_BASE`].., which a
-//!   run never reaches, so its data are independent of the run's and the
-//!   choice is deterministic for a given seed.
+//! - Replications K: the run's R, unless K·L would exceed [`PILOT_BUDGET`]
+//!   traced customers; then as many as fit (at least [`PILOT_MIN_REPS`]),
+//!   and `qsweep run` says that the warm-up was judged on K of the R
+//!   replications. Within the budget the pilot costs about what the run's
+//!   recorded customers cost (on the CPU, whatever the backend).
+//! - Deterministic: the replications are traced in fixed chunks and summed
+//!   in order, so the choice depends on neither threads nor scheduling.
 //! - Warm-up used: the truncation rounded up to two significant digits, at
 //!   least [`WARMUP_FLOOR`] customers (and at most what keeps warm-up +
-//!   customers within u32).
+//!   customers within u32). The CSV's `warmup` column holds it and
+//!   `warmup_truncation` MSER's truncation before rounding.
 //!
 //! Points simulated by the dispatch kernel (`jsq`, `pod`, `jiq`, `lwl`,
 //! `central` with routers > 1) have no per-customer trace: their pilot runs
@@ -43,12 +65,13 @@
 //! first m customers do not depend on how many follow) and takes the
 //! section means from differences of the cumulative means, so MSER runs on
 //! coarser batches (MSER-m, m = pilot / sections). That costs about
-//! sections / 2 times the pilot, so it has [`DISPATCH_PILOT_REPS`]
-//! replications of at most [`DISPATCH_PILOT_START_MAX`] customers (doubling
-//! up to [`DISPATCH_PILOT_MAX`]), and it resolves transients only to a
-//! section (customers / 40). A per-customer trace hook in
-//! `engine::cpu::dispatch` (as `cpu::lindley_traced` has) would make it as
-//! sharp and as cheap as the others.
+//! sections / 2 times the pilot, so it has at most
+//! [`DISPATCH_PILOT_BUDGET`] simulated customers, of at most
+//! [`DISPATCH_PILOT_START_MAX`] customers per replication (doubling up to
+//! [`DISPATCH_PILOT_MAX`]), and it resolves transients only to a section
+//! (customers / 40). A per-customer trace hook in `engine::cpu::dispatch` (as
+//! `cpu::lindley_traced` has) would make it as sharp and as cheap as the
+//! others.
 //!
 //! Unstable points (ρ ≥ 1, `--allow-unstable`) have no steady state to warm
 //! up to: they get no pilot, the floor, and [`Pilot::at_limit`].
@@ -58,28 +81,35 @@ use std::sync::Mutex;
 
 pub use super::point::Pilot;
 use super::point::PreparedPoint;
-use crate::contract::{Kernel, PointParams, HIST_BINS};
+use crate::contract::{self, rep_status, Kernel, PointParams, HIST_BINS};
 use crate::engine::cpu::dispatch;
 use crate::engine::cpu::{kiefer_wolfowitz_traced, lindley_traced, LANES};
 
 /// Customers per MSER batch.
 pub const MSER_BATCH: usize = 5;
-/// Pilot replications per point (one lock-step group of the CPU engine).
-pub const PILOT_REPS: u32 = 32;
-/// First replication number of the pilot's streams.
-pub const PILOT_REP_BASE: u32 = 0xFFFF_F000;
+/// Fewest pilot replications (when the run has at least as many).
+pub const PILOT_MIN_REPS: u32 = 32;
+/// Most traced customers (replications × customers) of one pilot pass.
+pub const PILOT_BUDGET: u64 = 1 << 28;
 /// Shortest pilot, in customers per replication.
 pub const PILOT_MIN: u32 = 10_000;
 /// Longest first pilot.
 pub const PILOT_START_MAX: u32 = 1_000_000;
 /// Longest pilot after doubling.
 pub const PILOT_MAX: u32 = 4_000_000;
+/// Replications traced by one task of the pilot's thread pool (a multiple
+/// of the CPU engine's lanes).
+const CHUNK_REPS: u32 = 8 * LANES as u32;
 /// Smallest warm-up `auto` chooses.
 pub const WARMUP_FLOOR: u32 = 100;
 /// Checkpoints of a dispatch-kernel pilot.
 pub const DISPATCH_SECTIONS: u32 = 40;
-/// Replications of a dispatch-kernel pilot.
-pub const DISPATCH_PILOT_REPS: u32 = 16;
+/// Fewest replications of a dispatch-kernel pilot (when the run has them).
+pub const DISPATCH_PILOT_MIN_REPS: u32 = 16;
+/// Most customers a dispatch-kernel pilot pass simulates (checkpoint
+/// re-runs included): about what the 16-replication pilot cost before, as
+/// the re-runs make each traced customer cost ~20.
+pub const DISPATCH_PILOT_BUDGET: u64 = 1 << 24;
 /// Longest first dispatch-kernel pilot.
 pub const DISPATCH_PILOT_START_MAX: u32 = 40_000;
 /// Longest dispatch-kernel pilot after doubling.
@@ -186,183 +216,318 @@ pub fn pilot_length(p: &PointParams) -> u32 {
     }
 }
 
-/// Batch sums of the pilot replications' waits, customer by customer
-/// averaged over the replications, for the Lindley and Kiefer–Wolfowitz
-/// kernels: batch means of `MSER_BATCH` customers.
-fn traced_batch_means(p: &PointParams, table: &[f32]) -> Vec<f64> {
+/// Replications of a pilot of `len` customers for a run of `run_reps`:
+/// all of them within the budget, else as many as fit (a whole number of
+/// lane groups), never fewer than the minimum (or the run's own count).
+pub fn pilot_reps(p: &PointParams, len: u32, run_reps: u32) -> u32 {
+    let run_reps = run_reps.max(1);
+    let (fit, floor) = if p.kernel() == Kernel::Dispatch {
+        // Checkpoint j re-runs j/sections of the replication: about
+        // (sections + 1) / 2 replications' worth of customers in all.
+        let per_rep = u64::from(len) * u64::from(DISPATCH_SECTIONS + 1) / 2;
+        (
+            DISPATCH_PILOT_BUDGET / per_rep.max(1),
+            u64::from(DISPATCH_PILOT_MIN_REPS),
+        )
+    } else {
+        let fit = PILOT_BUDGET / u64::from(len.max(1));
+        (fit - fit % LANES as u64, u64::from(PILOT_MIN_REPS))
+    };
+    fit.max(floor).min(u64::from(run_reps)) as u32
+}
+
+/// The tasks of one pilot pass: (first replication, replications), in
+/// replication order.
+fn chunks(reps: u32, per: u32) -> Vec<(u32, u32)> {
+    (0..reps.div_ceil(per))
+        .map(|c| (c * per, per.min(reps - c * per)))
+        .collect()
+}
+
+/// Batch sums of `MSER_BATCH` customers' waits over replications
+/// `first..first + count` (their first `p.customers` customers), for the
+/// Lindley and Kiefer–Wolfowitz kernels.
+fn traced_batch_sums(p: &PointParams, table: &[f32], first: u32, count: u32) -> Vec<f64> {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2, checked just above.
-        return unsafe { traced_batch_means_avx2(p, table) };
+        return unsafe { traced_batch_sums_avx2(p, table, first, count) };
     }
-    traced_batch_means_plain(p, table)
+    traced_batch_sums_plain(p, table, first, count)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn traced_batch_means_avx2(p: &PointParams, table: &[f32]) -> Vec<f64> {
-    traced_batch_means_plain(p, table)
+unsafe fn traced_batch_sums_avx2(
+    p: &PointParams,
+    table: &[f32],
+    first: u32,
+    count: u32,
+) -> Vec<f64> {
+    traced_batch_sums_plain(p, table, first, count)
 }
 
 #[inline(always)]
-fn traced_batch_means_plain(p: &PointParams, table: &[f32]) -> Vec<f64> {
+fn traced_batch_sums_plain(p: &PointParams, table: &[f32], first: u32, count: u32) -> Vec<f64> {
     let n = p.customers as usize;
     let mut sums = vec![0.0f64; n / MSER_BATCH];
     let mut hist = vec![0u32; HIST_BINS as usize];
     let mut heap = Vec::new();
-    for group in 0..PILOT_REPS / LANES as u32 {
+    let lanes = LANES as u32;
+    for group in 0..count.div_ceil(lanes) {
+        // The last group may be partial: its spare lanes run replications
+        // past the pilot's, and are left out of the sums.
+        let active = (count - group * lanes).min(lanes) as usize;
         let reps: [u32; LANES] =
-            std::array::from_fn(|l| PILOT_REP_BASE + group * LANES as u32 + l as u32);
+            std::array::from_fn(|l| first.wrapping_add(group * lanes + l as u32));
         let mut on = |i: u32, w: &[f32; LANES]| {
             let b = i as usize / MSER_BATCH;
             if let Some(s) = sums.get_mut(b) {
                 let mut lane_sum = 0.0f64;
-                for &x in w {
+                for &x in &w[..active] {
                     lane_sum += f64::from(x);
                 }
                 *s += lane_sum;
             }
         };
         if p.kernel() == Kernel::Lindley {
-            lindley_traced::<LANES, _>(p, reps, LANES, table, &mut hist, &mut on);
+            lindley_traced::<LANES, _>(p, reps, active, table, &mut hist, &mut on);
         } else {
             kiefer_wolfowitz_traced::<LANES, _>(
-                p, reps, LANES, table, &mut hist, &mut heap, &mut on,
+                p, reps, active, table, &mut hist, &mut heap, &mut on,
             );
         }
         hist.fill(0);
     }
-    let per = MSER_BATCH as f64 * f64::from(PILOT_REPS);
-    sums.iter().map(|s| s / per).collect()
+    sums
 }
 
-/// Section means of a dispatch-kernel pilot: each replication run to every
-/// checkpoint j·m (j = 1..=sections), section j's mean from the difference
-/// of the cumulative sums; averaged over the pilot replications.
-fn dispatch_section_means(p: &PointParams, table: &[f32]) -> Vec<f64> {
+/// Section sums of a dispatch-kernel pilot over replications
+/// `first..first + count`: each replication run to every checkpoint j·m
+/// (j = 1..=sections), section j's mean from the difference of the
+/// cumulative sums.
+fn dispatch_section_sums(p: &PointParams, table: &[f32], first: u32, count: u32) -> Vec<f64> {
     let sections = DISPATCH_SECTIONS;
     let m = p.customers / sections;
     let mut hist = vec![0u32; HIST_BINS as usize];
-    let mut means = vec![0.0f64; sections as usize];
-    for r in 0..DISPATCH_PILOT_REPS {
+    let mut sums = vec![0.0f64; sections as usize];
+    let mut capacity = p.capacity;
+    for r in first..first + count {
         let mut prev = 0.0f64;
         for j in 1..=sections {
-            let q = PointParams {
+            let mut q = PointParams {
                 customers: j * m,
+                capacity,
                 ..*p
             };
-            let res = dispatch::simulate(&q, PILOT_REP_BASE + r, table, &mut hist);
+            let mut res = dispatch::simulate(&q, r, table, &mut hist);
+            // A queue that outgrew its room: again with more, as the run
+            // loop does (see `rounds`), so the pilot sees the
+            // unbounded queue's path.
+            while res.status & rep_status::QUEUE_OVERFLOW != 0 {
+                let Some(c) = contract::dispatch::grow(&q, q.dispatch_capacity()) else {
+                    break;
+                };
+                q.capacity = c;
+                res = dispatch::simulate(&q, r, table, &mut hist);
+            }
+            capacity = q.capacity;
             let cum = f64::from(res.mean_wait) * f64::from(j * m);
-            means[j as usize - 1] += (cum - prev) / f64::from(m);
+            sums[j as usize - 1] += (cum - prev) / f64::from(m);
             prev = cum;
         }
         hist.fill(0);
     }
-    means
-        .iter()
-        .map(|s| s / f64::from(DISPATCH_PILOT_REPS))
-        .collect()
+    sums
 }
 
-/// The pilot of one point (its `customers` and `warmup` are the run's; the
-/// pilot sets its own).
-pub fn pilot(p: &PointParams, table: &[f32]) -> Pilot {
-    let dispatch_kernel = p.kernel() == Kernel::Dispatch;
-    let max = if dispatch_kernel {
-        DISPATCH_PILOT_MAX
-    } else {
-        PILOT_MAX
-    };
-    let mut len = pilot_length(p);
-    loop {
-        let q = PointParams {
-            customers: len,
-            warmup: 0,
-            ..*p
-        };
-        let (z, batch) = if dispatch_kernel {
-            (dispatch_section_means(&q, table), len / DISPATCH_SECTIONS)
-        } else {
-            (traced_batch_means(&q, table), MSER_BATCH as u32)
-        };
-        let r = mser_batch_means(&z).unwrap_or(Mser {
-            batches: 0,
-            of: z.len(),
-            statistic: 0.0,
-            at_limit: false,
-        });
-        let longer = len.saturating_mul(2).min(max);
-        if r.at_limit && longer > len {
-            len = longer
-                - longer
-                    % (if dispatch_kernel {
-                        DISPATCH_SECTIONS
-                    } else {
-                        5
-                    });
-            continue;
-        }
-        let truncation = (r.batches as u64 * u64::from(batch)) as u32;
-        return Pilot {
-            customers: len,
-            reps: if dispatch_kernel {
-                DISPATCH_PILOT_REPS
-            } else {
-                PILOT_REPS
+/// One pass of one point's pilot: `len` customers of its first `reps`
+/// replications, started empty.
+#[derive(Clone, Copy)]
+struct Pass {
+    params: PointParams,
+    reps: u32,
+}
+
+impl Pass {
+    fn new(p: &PointParams, len: u32, reps: u32) -> Pass {
+        Pass {
+            params: PointParams {
+                customers: len,
+                warmup: 0,
+                ..*p
             },
-            batch,
-            truncation,
-            warmup: warmup_for(u64::from(truncation), p.customers),
-            at_limit: r.at_limit,
-        };
+            reps,
+        }
+    }
+
+    fn dispatch(&self) -> bool {
+        self.params.kernel() == Kernel::Dispatch
+    }
+
+    /// Customers per MSER batch.
+    fn batch(&self) -> u32 {
+        if self.dispatch() {
+            self.params.customers / DISPATCH_SECTIONS
+        } else {
+            MSER_BATCH as u32
+        }
+    }
+
+    fn chunks(&self) -> Vec<(u32, u32)> {
+        chunks(self.reps, if self.dispatch() { 1 } else { CHUNK_REPS })
+    }
+
+    fn sums(&self, table: &[f32], (first, count): (u32, u32)) -> Vec<f64> {
+        if self.dispatch() {
+            dispatch_section_sums(&self.params, table, first, count)
+        } else {
+            traced_batch_sums(&self.params, table, first, count)
+        }
     }
 }
 
-/// Pilots for `points` — (parameters, stable) pairs — on `threads` threads
-/// (0 = all cores), in order. An unstable point gets no pilot (its transient
-/// never ends): the floor warm-up, flagged `at_limit`.
-fn pilots(points: &[(PointParams, bool)], table: &[f32], threads: usize) -> Vec<Pilot> {
+/// The batch means of each pass, averaged over its replications: the
+/// passes' chunks run on `threads` threads, and each pass's chunk sums are
+/// added in chunk order (so the result does not depend on the threads).
+/// Chunks run in waves, so that only a wave's sums are held at once.
+fn run_passes(passes: &[Pass], table: &[f32], threads: usize) -> Vec<Vec<f64>> {
+    let tasks: Vec<(usize, (u32, u32))> = passes
+        .iter()
+        .enumerate()
+        .flat_map(|(i, pass)| pass.chunks().into_iter().map(move |c| (i, c)))
+        .collect();
+    let mut totals: Vec<Vec<f64>> = vec![Vec::new(); passes.len()];
+    for wave in tasks.chunks(threads * 4) {
+        let results: Vec<Mutex<Option<Vec<f64>>>> = wave.iter().map(|_| Mutex::new(None)).collect();
+        let next = AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..threads.min(wave.len()) {
+                scope.spawn(|| loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&(i, chunk)) = wave.get(k) else {
+                        break;
+                    };
+                    let sums = passes[i].sums(table, chunk);
+                    *results[k].lock().unwrap() = Some(sums);
+                });
+            }
+        });
+        for (&(i, _), r) in wave.iter().zip(results) {
+            let sums = r.into_inner().unwrap().expect("every chunk ran");
+            let total = &mut totals[i];
+            if total.is_empty() {
+                *total = sums;
+            } else {
+                for (t, s) in total.iter_mut().zip(&sums) {
+                    *t += s;
+                }
+            }
+        }
+    }
+    for (total, pass) in totals.iter_mut().zip(passes) {
+        let reps = f64::from(pass.reps.max(1));
+        let per = if pass.dispatch() {
+            reps
+        } else {
+            reps * MSER_BATCH as f64
+        };
+        for t in total.iter_mut() {
+            *t /= per;
+        }
+    }
+    totals
+}
+
+/// Pilots for `points` — (parameters, stable) pairs — of a run of
+/// `run_reps` replications, on `threads` threads (0 = all cores), in order.
+/// An unstable point gets no pilot (its transient never ends): the floor
+/// warm-up, flagged `at_limit`.
+pub fn pilots(
+    points: &[(PointParams, bool)],
+    table: &[f32],
+    run_reps: u32,
+    threads: usize,
+) -> Vec<Pilot> {
     let threads = if threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
         threads
     };
-    let results = Mutex::new(vec![None; points.len()]);
-    let next = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..threads.min(points.len()) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(p, stable)) = points.get(i) else {
-                    break;
-                };
-                let r = if stable {
-                    pilot(&p, table)
-                } else {
-                    Pilot {
-                        customers: 0,
-                        reps: 0,
-                        batch: 0,
-                        truncation: 0,
-                        warmup: warmup_for(0, p.customers),
-                        at_limit: true,
-                    }
-                };
-                results.lock().unwrap()[i] = Some(r);
+    let mut done: Vec<Option<Pilot>> = points
+        .iter()
+        .map(|&(p, stable)| {
+            (!stable).then_some(Pilot {
+                customers: 0,
+                reps: 0,
+                batch: 0,
+                truncation: 0,
+                warmup: warmup_for(0, p.customers),
+                at_limit: true,
+            })
+        })
+        .collect();
+    // Points still piloting, with the length of their next pass.
+    let mut todo: Vec<(usize, u32)> = (0..points.len())
+        .filter(|&i| done[i].is_none())
+        .map(|i| (i, pilot_length(&points[i].0)))
+        .collect();
+    while !todo.is_empty() {
+        let passes: Vec<Pass> = todo
+            .iter()
+            .map(|&(i, len)| {
+                let p = &points[i].0;
+                Pass::new(p, len, pilot_reps(p, len, run_reps))
+            })
+            .collect();
+        let means = run_passes(&passes, table, threads);
+        let mut again = Vec::new();
+        for ((&(i, len), pass), z) in todo.iter().zip(&passes).zip(means) {
+            let p = &points[i].0;
+            let r = mser_batch_means(&z).unwrap_or(Mser {
+                batches: 0,
+                of: z.len(),
+                statistic: 0.0,
+                at_limit: false,
+            });
+            let (max, unit) = if pass.dispatch() {
+                (DISPATCH_PILOT_MAX, DISPATCH_SECTIONS)
+            } else {
+                (PILOT_MAX, MSER_BATCH as u32)
+            };
+            let longer = len.saturating_mul(2).min(max);
+            let longer = longer - longer % unit;
+            if r.at_limit && longer > len {
+                again.push((i, longer));
+                continue;
+            }
+            let truncation = (r.batches as u64 * u64::from(pass.batch())) as u32;
+            done[i] = Some(Pilot {
+                customers: len,
+                reps: pass.reps,
+                batch: pass.batch(),
+                truncation,
+                warmup: warmup_for(u64::from(truncation), p.customers),
+                at_limit: r.at_limit,
             });
         }
-    });
-    results
-        .into_inner()
-        .unwrap()
-        .into_iter()
+        todo = again;
+    }
+    done.into_iter()
         .map(|r| r.expect("every pilot ran"))
         .collect()
 }
 
-/// Runs the pilots of the points that asked for `auto` and have none yet,
-/// on `threads` threads (0 = all cores), and sets their warm-ups.
-pub fn resolve(points: &mut [PreparedPoint], table: &[f32], threads: usize) {
+/// The pilot of one point of a run of `run_reps` replications (its
+/// `customers` and `warmup` are the run's; the pilot sets its own).
+pub fn pilot(p: &PointParams, table: &[f32], run_reps: u32) -> Pilot {
+    pilots(&[(*p, true)], table, run_reps, 0)[0]
+}
+
+/// Runs the pilots of the points that asked for `auto` and have none yet
+/// (a run of `run_reps` replications per point), on `threads` threads
+/// (0 = all cores), and sets their warm-ups.
+pub fn resolve(points: &mut [PreparedPoint], table: &[f32], run_reps: u32, threads: usize) {
     let todo: Vec<usize> = (0..points.len())
         .filter(|&i| points[i].warmup_auto && points[i].pilot.is_none())
         .collect();
@@ -373,7 +538,7 @@ pub fn resolve(points: &mut [PreparedPoint], table: &[f32], threads: usize) {
         .iter()
         .map(|&i| (points[i].params, points[i].grid.stable))
         .collect();
-    for (&i, r) in todo.iter().zip(pilots(&params, table, threads)) {
+    for (&i, r) in todo.iter().zip(pilots(&params, table, run_reps, threads)) {
         points[i].params.warmup = r.warmup;
         points[i].pilot = Some(r);
     }

@@ -12,11 +12,12 @@ use std::path::Path;
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
-use super::flags::{flag_list, split_flag};
+use super::flags::{flag_items, flag_list, split_flag};
+use super::ranges::{expand_real, int_items, is_range, Expansion};
 use super::settings::{is_run_key, RunSettings};
 use super::values::{
-    count, de_float, de_int, entries_in_order, invalid, positive, quote, show, str_int, FileCtx,
-    Loc,
+    count, de_float, de_int, entries_in_order, invalid, invalid_count, positive, quote, show,
+    str_int, FileCtx, Loc,
 };
 use super::{Load, Spec, SpecError, SweepArgs};
 use crate::dist::{Dist, Role};
@@ -50,6 +51,8 @@ pub(super) struct Axes {
     arrival: Option<Vec<Dist>>,
     load: Option<Vec<Load>>,
     service: Option<Vec<Dist>>,
+    /// Ranges the axes were written with (see `ranges`), for the notes.
+    ranges: Vec<Expansion>,
 }
 
 fn choices_value(i: i128) -> Option<u32> {
@@ -103,8 +106,18 @@ impl Axes {
                 "servers" | "workers" => {
                     let mut out = Vec::new();
                     for e in axis_items(v, &loc, EXPECT_COUNT)? {
-                        let n = de_int(e.get_ref()).and_then(count).ok_or_else(|| {
-                            elem_loc(e).err(invalid(&show(e.get_ref()), EXPECT_COUNT))
+                        if let Some(text) = range_text(e.get_ref()) {
+                            let values = int_range(text, count, EXPECT_COUNT)
+                                .map_err(|m| elem_loc(e).err(m))?;
+                            self.note_range(key, text, &values);
+                            out.extend(values);
+                            continue;
+                        }
+                        let i = de_int(e.get_ref());
+                        let n = i.and_then(count).ok_or_else(|| {
+                            let shown = show(e.get_ref());
+                            let max = u64::from(u32::MAX);
+                            elem_loc(e).err(invalid_count(&shown, i, max, EXPECT_COUNT))
                         })?;
                         out.push(n);
                     }
@@ -122,6 +135,13 @@ impl Axes {
                     };
                     let mut out = Vec::new();
                     for e in axis_items(v, &loc, expected)? {
+                        if let Some(text) = range_text(e.get_ref()) {
+                            let values =
+                                int_range(text, parse, expected).map_err(|m| elem_loc(e).err(m))?;
+                            self.note_range(key, text, &values);
+                            out.extend(values);
+                            continue;
+                        }
                         let n = de_int(e.get_ref()).and_then(parse).ok_or_else(|| {
                             elem_loc(e).err(invalid(&show(e.get_ref()), expected))
                         })?;
@@ -147,15 +167,25 @@ impl Axes {
                     }
                     load_key = Some((name, ctx.line(k.span())));
                     let mut out = Vec::new();
-                    for e in axis_items(v, &loc, expected)? {
-                        let x = de_float(e.get_ref()).and_then(positive).ok_or_else(|| {
-                            elem_loc(e).err(invalid(&show(e.get_ref()), expected))
-                        })?;
-                        out.push(if name == "lambda" {
+                    let load = |x: f64| {
+                        if name == "lambda" {
                             Load::Lambda(x)
                         } else {
                             Load::Rho(x)
-                        });
+                        }
+                    };
+                    for e in axis_items(v, &loc, expected)? {
+                        if let Some(text) = range_text(e.get_ref()) {
+                            let values =
+                                real_range(text, expected).map_err(|m| elem_loc(e).err(m))?;
+                            self.note_range(name, text, &values);
+                            out.extend(values.into_iter().map(load));
+                            continue;
+                        }
+                        let x = de_float(e.get_ref()).and_then(positive).ok_or_else(|| {
+                            elem_loc(e).err(invalid(&show(e.get_ref()), expected))
+                        })?;
+                        out.push(load(x));
                     }
                     self.load = Some(out);
                 }
@@ -209,31 +239,67 @@ impl Axes {
             self.routing = Some(v);
         }
         let counts = |s: &str| {
-            str_int(s)
-                .and_then(count)
-                .ok_or_else(|| invalid(&quote(s), EXPECT_COUNT))
+            let i = str_int(s);
+            i.and_then(count)
+                .ok_or_else(|| invalid_count(&quote(s), i, u64::from(u32::MAX), EXPECT_COUNT))
         };
-        if let Some(v) = flag_list("servers", &a.servers, EXPECT_COUNT, counts)? {
-            self.servers = Some(v);
-        }
-        if let Some(v) = flag_list("workers", &a.workers, EXPECT_COUNT, counts)? {
-            self.workers = Some(v);
-        }
         let choices = |s: &str| {
             str_int(s)
                 .and_then(choices_value)
                 .ok_or_else(|| invalid(&quote(s), EXPECT_CHOICES))
         };
-        if let Some(v) = flag_list("choices", &a.choices, EXPECT_CHOICES, choices)? {
-            self.choices = Some(v);
-        }
         let routers = |s: &str| {
             str_int(s)
                 .and_then(routers_value)
                 .ok_or_else(|| invalid(&quote(s), EXPECT_ROUTERS))
         };
-        if let Some(v) = flag_list("routers", &a.routers, EXPECT_ROUTERS, routers)? {
-            self.routers = Some(v);
+        type Single<'c> = &'c dyn Fn(&str) -> Result<u32, String>;
+        /// Flag, its values, what is expected, one value, a range's value.
+        type IntAxis<'c> = (
+            &'static str,
+            &'c [String],
+            &'c str,
+            Single<'c>,
+            fn(i128) -> Option<u32>,
+        );
+        let int_axes: [IntAxis; 4] = [
+            ("servers", &a.servers, EXPECT_COUNT, &counts, count),
+            ("workers", &a.workers, EXPECT_COUNT, &counts, count),
+            (
+                "choices",
+                &a.choices,
+                EXPECT_CHOICES,
+                &choices,
+                choices_value,
+            ),
+            (
+                "routers",
+                &a.routers,
+                EXPECT_ROUTERS,
+                &routers,
+                routers_value,
+            ),
+        ];
+        for (flag, values, expected, single, check) in int_axes {
+            let mut ranges = Vec::new();
+            let parsed = flag_items(flag, values, expected, |s| {
+                let v = int_items(s, single, check, expected)?;
+                if is_range(s) {
+                    ranges.push((s.trim().to_string(), v.clone()));
+                }
+                Ok(v)
+            })?;
+            let Some(v) = parsed else { continue };
+            self.replace_ranges(&[flag]);
+            for (text, values) in ranges {
+                self.note_range(flag, &text, &values);
+            }
+            match flag {
+                "servers" => self.servers = Some(v),
+                "workers" => self.workers = Some(v),
+                "choices" => self.choices = Some(v),
+                _ => self.routers = Some(v),
+            }
         }
         let dist_expected = "distribution strings such as exp or weibull(shape=0.46,median=0.05)";
         for (flag, role, values) in [
@@ -256,19 +322,43 @@ impl Axes {
                 self.service = Some(out);
             }
         }
-        let lambda = flag_list("lambda", &a.lambda, EXPECT_RATE, |s| {
-            parse_positive(s, EXPECT_RATE).map(Load::Lambda)
-        })?;
-        let rho = flag_list("rho", &a.rho, EXPECT_RHO, |s| {
-            parse_positive(s, EXPECT_RHO).map(Load::Rho)
-        })?;
+        let mut ranges = Vec::new();
+        let mut loads = |flag: &'static str, values: &[String], expected: &str| {
+            flag_items(flag, values, expected, |s| {
+                let v = match expand_real(s)? {
+                    Some(_) => {
+                        let v = real_range(s, expected)?;
+                        ranges.push((flag, s.trim().to_string(), v.clone()));
+                        v
+                    }
+                    None => vec![parse_positive(s, expected)?],
+                };
+                Ok(v.into_iter()
+                    .map(|x| {
+                        if flag == "lambda" {
+                            Load::Lambda(x)
+                        } else {
+                            Load::Rho(x)
+                        }
+                    })
+                    .collect())
+            })
+        };
+        let lambda = loads("lambda", &a.lambda, EXPECT_RATE)?;
+        let rho = loads("rho", &a.rho, EXPECT_RHO)?;
         match (lambda, rho) {
             (Some(_), Some(_)) => {
                 return Err(Loc::Flag("rho").err(
                     "given together with --lambda; expected exactly one of --lambda or --rho",
                 ))
             }
-            (Some(v), None) | (None, Some(v)) => self.load = Some(v),
+            (Some(v), None) | (None, Some(v)) => {
+                self.replace_ranges(&["lambda", "rho"]);
+                for (flag, text, values) in ranges {
+                    self.note_range(flag, &text, &values);
+                }
+                self.load = Some(v)
+            }
             (None, None) => {}
         }
         Ok(())
@@ -320,7 +410,53 @@ impl Axes {
             service,
             run,
             source,
+            ranges: super::Ranges(self.ranges),
         })
+    }
+
+    /// Remembers that `axis` was given the range `text`, worth `values`.
+    fn note_range<T: ToString>(&mut self, axis: &str, text: &str, values: &[T]) {
+        self.ranges.push(Expansion {
+            axis: axis.to_string(),
+            text: text.to_string(),
+            values: values.iter().map(T::to_string).collect(),
+        });
+    }
+
+    /// Forgets the ranges of axes a flag replaces.
+    fn replace_ranges(&mut self, axes: &[&str]) {
+        self.ranges.retain(|e| !axes.contains(&e.axis.as_str()));
+    }
+}
+
+/// A spec file's string element written as a range (`"0.5:0.95:0.05"`).
+fn range_text<'a>(v: &'a DeValue<'_>) -> Option<&'a str> {
+    match v {
+        DeValue::String(s) if is_range(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// The values of a range on an integer axis, each checked by `check`.
+fn int_range(
+    text: &str,
+    check: fn(i128) -> Option<u32>,
+    expected: &str,
+) -> Result<Vec<u32>, String> {
+    int_items(text, |s| Err(invalid(&quote(s), expected)), check, expected)
+}
+
+/// The values of a range on a rate axis (lambda, rho), each a finite
+/// number > 0.
+fn real_range(text: &str, expected: &str) -> Result<Vec<f64>, String> {
+    let values = expand_real(text)?.unwrap_or_default();
+    match values.iter().find(|&&x| positive(x).is_none()) {
+        Some(x) => Err(format!(
+            "{} (from the range '{}')",
+            invalid(&x.to_string(), expected),
+            text.trim()
+        )),
+        None => Ok(values),
     }
 }
 

@@ -21,28 +21,33 @@ pub struct SweepArgs {
     /// (data/seed.toml) runs, with any flags applied on top.
     #[arg(value_name = "SPEC")]
     pub spec: Option<PathBuf>,
+    /// The spec's TOML text itself, in place of a file: the Python module's
+    /// `qsweep.run(spec="...")` (not a flag). Errors name it `<string>`;
+    /// relative `file=` paths in it resolve against the current directory.
+    #[arg(skip)]
+    pub spec_text: Option<String>,
     /// Routing policies: random, round_robin, central, jsq, pod, jiq, lwl [list]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub routing: Vec<String>,
-    /// Servers sampled per request by pod (power of d choices) [list of 1..=32; default 2]
+    /// Servers sampled per request by pod (power of d choices) [list of 1..=32 or ranges; default 2]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub choices: Vec<String>,
-    /// Routers, each seeing only its own requests (central, jsq, pod, jiq) [list of 1..=1024; default 1]
+    /// Routers, each seeing only its own requests (central, jsq, pod, jiq) [list of 1..=1024 or ranges; default 1]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub routers: Vec<String>,
-    /// Dynos (servers) behind the load balancer [list of integers >= 1]
+    /// Dynos (servers) behind the load balancer [list of integers >= 1, or ranges: 10:100:10, geom(1,1000,7)]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub servers: Vec<String>,
-    /// Workers per dyno [list of integers >= 1; default 1]
+    /// Workers per dyno [list of integers >= 1 or ranges; default 1]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub workers: Vec<String>,
     /// Interarrival laws, rescaled to mean 1/lambda at each point [list; default exp]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub arrival: Vec<String>,
-    /// Arrival rates, requests/s (replaces the spec's lambda or rho) [list]
+    /// Arrival rates, requests per time unit (replaces the spec's lambda or rho) [list or ranges]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub lambda: Vec<String>,
-    /// Target utilisations: lambda = rho·servers·workers/E[S] (replaces the spec's lambda or rho) [list]
+    /// Target utilisations: lambda = rho·servers·workers/E[S] (replaces the spec's lambda or rho) [list, or ranges: 0.5:0.95:0.05 (stop included), geom(0.1,0.9,5) (log-spaced)]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub rho: Vec<String>,
     /// Service-time laws, e.g. 'weibull(shape=0.46,median=0.05,min=0.01,max=30)' [list]
@@ -66,8 +71,8 @@ pub struct SweepArgs {
     /// Master random seed [overrides the spec; 1 if it has none]
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub seed: Option<String>,
-    /// CSV output path [default: qsweep-results.csv, or -2, -3 ... if taken]
-    #[arg(long, short = 'o', value_name = "CSV")]
+    /// Output: .csv (written row by row, resumable), .json, .md or .parquet (converted from the .csv written beside it once the run completes), or - (CSV on stdout, the summary on stderr) [default: qsweep-results.csv, or -2, -3 ... if taken]
+    #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// CPU threads, 0 = all cores [default 0]
     #[arg(long, short = 'j', value_name = "N", allow_hyphen_values = true)]
@@ -84,6 +89,12 @@ pub struct SweepArgs {
     /// Use the GPU adapter whose name contains this
     #[arg(long, value_name = "NAME")]
     pub adapter: Option<String>,
+    /// Time unit of the spec's times and rates: s, ms, us, µs, ns, min or h (a label recorded in the .meta.json and used by plots) [default: unsaid]
+    #[arg(long, value_name = "UNIT")]
+    pub units: Option<String>,
+    /// Extra wait quantiles, each adding the CSV columns q{Q}_wait and q{Q}_wait_ci95 (e.g. 0.9999 → q0.9999_wait), computed like p99_wait [list]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub quantiles: Option<String>,
 }
 
 /// All items of a repeatable, comma-separated list flag (`None`: not given).
@@ -130,4 +141,22 @@ pub(super) fn flag_list<T>(
         .map(|s| parse(s).map_err(|m| Loc::Flag(flag).err(m)))
         .collect::<Result<Vec<T>, _>>()
         .map(Some)
+}
+
+/// [`flag_list`] for items that may stand for several values (ranges:
+/// `0.5:0.95:0.05`), flattened in order (`None`: not given).
+pub(super) fn flag_items<T>(
+    flag: &'static str,
+    values: &[String],
+    expected: &str,
+    mut parse: impl FnMut(&str) -> Result<Vec<T>, String>,
+) -> Result<Option<Vec<T>>, SpecError> {
+    let Some(items) = split_flag(flag, values, expected)? else {
+        return Ok(None);
+    };
+    let mut out = Vec::new();
+    for s in &items {
+        out.extend(parse(s).map_err(|m| Loc::Flag(flag).err(m))?);
+    }
+    Ok(Some(out))
 }

@@ -11,7 +11,6 @@ use std::fmt::Write as _;
 
 use super::axes::DEFAULT_ROUTERS;
 use super::{GridPoint, Load, Spec, SpecError};
-use crate::dist::Dist;
 use crate::routing::Routing;
 
 /// Arrival rates a point may have (per second): the engines work in f32, so
@@ -49,78 +48,123 @@ impl Spec {
     /// servers, workers, arrival, load, service (innermost). `choices` only
     /// multiplies `pod` points and `routers` only `central`, `jsq`, `pod` and
     /// `jiq` points; for the other policies those axes collapse to one point
-    /// (choices `None`, routers 1). Call it on a validated spec (as
-    /// [`Spec::load`] returns): rescaling the arrival law needs a sane lambda.
+    /// (choices `None`, routers 1). `pod`'s d is capped at the point's
+    /// servers, as the engines cap it, so the CSV records what ran. Call it
+    /// on a validated spec (as [`Spec::load`] returns).
     pub fn points(&self) -> Vec<GridPoint> {
-        self.cells()
-            .into_iter()
-            .map(|c| GridPoint {
-                index: c.index,
-                routing: c.routing,
-                choices: c.choices,
-                routers: c.routers,
-                servers: c.servers,
-                workers: c.workers,
-                arrival: c.arrival.with_mean(1.0 / c.lambda),
-                arrival_text: c.arrival.text().to_string(),
-                lambda: c.lambda,
-                service: c.service.clone(),
-                rho: c.rho,
-                stable: c.rho < 1.0,
-            })
-            .collect()
+        self.grid().collect()
     }
 
-    /// The grid with each point's lambda and rho, arrival laws not rescaled.
-    fn cells(&self) -> Vec<Cell<'_>> {
-        let mut cells = Vec::new();
-        let one_routers = [DEFAULT_ROUTERS];
-        for &routing in &self.routing {
+    /// [`Spec::points`], one at a time: the one place a grid point is built
+    /// (validation walks it without holding the whole grid).
+    pub fn grid(&self) -> impl Iterator<Item = GridPoint> + '_ {
+        let policies = self.routing.iter().flat_map(move |&routing| {
             let choices: Vec<Option<u32>> = if routing.takes_choices() {
                 self.choices.iter().map(|&d| Some(d)).collect()
             } else {
                 vec![None]
             };
-            let routers: &[u32] = if routing.takes_routers() {
-                &self.routers
+            let routers: Vec<u32> = if routing.takes_routers() {
+                self.routers.clone()
             } else {
-                &one_routers
+                vec![DEFAULT_ROUTERS]
             };
-            for (&choices, &routers) in choices
-                .iter()
-                .flat_map(|c| routers.iter().map(move |k| (c, k)))
-            {
-                for &servers in &self.servers {
-                    for &workers in &self.workers {
-                        for arrival in &self.arrival {
-                            for &load in &self.load {
-                                for service in &self.service {
-                                    let capacity = f64::from(servers) * f64::from(workers);
-                                    let mean_service = service.mean();
-                                    let (lambda, rho) = match load {
-                                        Load::Lambda(l) => (l, l * mean_service / capacity),
-                                        Load::Rho(r) => (r * capacity / mean_service, r),
-                                    };
-                                    cells.push(Cell {
-                                        index: cells.len() as u32,
-                                        routing,
-                                        choices,
-                                        routers,
-                                        servers,
-                                        workers,
-                                        arrival,
-                                        service,
-                                        lambda,
-                                        rho,
-                                    });
-                                }
-                            }
-                        }
+            choices
+                .into_iter()
+                .flat_map(move |c| routers.clone().into_iter().map(move |k| (routing, c, k)))
+        });
+        policies
+            .flat_map(move |policy| {
+                self.servers.iter().flat_map(move |&servers| {
+                    self.workers.iter().flat_map(move |&workers| {
+                        self.arrival.iter().flat_map(move |arrival| {
+                            self.load.iter().flat_map(move |&load| {
+                                self.service.iter().map(move |service| {
+                                    (policy, servers, workers, arrival, load, service)
+                                })
+                            })
+                        })
+                    })
+                })
+            })
+            .enumerate()
+            .map(
+                |(
+                    index,
+                    ((routing, choices, routers), servers, workers, arrival, load, service),
+                )| {
+                    let capacity = f64::from(servers) * f64::from(workers);
+                    let mean_service = service.mean();
+                    let (lambda, rho) = match load {
+                        Load::Lambda(l) => (l, l * mean_service / capacity),
+                        Load::Rho(r) => (r * capacity / mean_service, r),
+                    };
+                    GridPoint {
+                        index: index as u32,
+                        routing,
+                        choices: choices.map(|d| d.min(servers)),
+                        routers,
+                        servers,
+                        workers,
+                        // Outside the engines' range (refused by
+                        // `validate_points`) the law stays as written.
+                        arrival: if (LAMBDA_RANGE.0..=LAMBDA_RANGE.1).contains(&lambda) {
+                            arrival.with_mean(1.0 / lambda)
+                        } else {
+                            arrival.clone()
+                        },
+                        arrival_text: arrival.text().to_string(),
+                        lambda,
+                        service: service.clone(),
+                        rho,
+                        stable: rho < 1.0,
                     }
+                },
+            )
+    }
+
+    /// What the user may not expect of this grid, said once before a run:
+    /// the values each axis range expands to, an axis that does not apply to some (or any) of its policies, and
+    /// `pod` samples capped at the number of servers.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes: Vec<String> = self.ranges.0.iter().map(|e| e.describe()).collect();
+        let names = |pick: fn(Routing) -> bool| -> Vec<String> {
+            self.routing
+                .iter()
+                .filter(|&&r| pick(r))
+                .map(|r| r.to_string())
+                .collect()
+        };
+        if self.routers.iter().any(|&k| k != DEFAULT_ROUTERS) {
+            let ignored = names(|r| !r.takes_routers());
+            if !ignored.is_empty() {
+                notes.push(format!(
+                    "routers applies to central, jsq, pod and jiq; {} run with one router",
+                    ignored.join(", ")
+                ));
+            }
+        }
+        if self.choices != [super::DEFAULT_CHOICES] && names(Routing::takes_choices).is_empty() {
+            notes.push("choices applies to pod only; no pod point is in this grid".to_string());
+        }
+        if self.routing.contains(&Routing::Pod) {
+            for &d in &self.choices {
+                let capped: Vec<String> = self
+                    .servers
+                    .iter()
+                    .filter(|&&r| d > r)
+                    .map(u32::to_string)
+                    .collect();
+                if !capped.is_empty() {
+                    notes.push(format!(
+                        "pod with choices={d} samples every server when servers = {} (its \
+                         choices column says so)",
+                        capped.join(", ")
+                    ));
                 }
             }
         }
-        cells
+        notes
     }
 
     /// Refuses points with rho >= 1 unless `allow_unstable`, points whose
@@ -139,19 +183,8 @@ impl Spec {
             }
         }
         let (lo, hi) = LAMBDA_RANGE;
-        for c in self.cells() {
-            let what = || {
-                self.describe_parts(
-                    c.routing,
-                    c.choices,
-                    c.routers,
-                    c.servers,
-                    c.workers,
-                    c.arrival.text(),
-                    c.lambda,
-                    c.service.text(),
-                )
-            };
+        for c in self.grid() {
+            let what = || self.describe(&c);
             if c.workers > 1 && c.routing.is_dynamic(c.routers) {
                 let which = if c.routing == Routing::Central {
                     "central with routers > 1".to_string()
@@ -274,18 +307,4 @@ impl Spec {
         }
         self.validate_points()
     }
-}
-
-/// A grid point before its arrival law is rescaled (see [`Spec::points`]).
-struct Cell<'a> {
-    index: u32,
-    routing: Routing,
-    choices: Option<u32>,
-    routers: u32,
-    servers: u32,
-    workers: u32,
-    arrival: &'a Dist,
-    service: &'a Dist,
-    lambda: f64,
-    rho: f64,
 }

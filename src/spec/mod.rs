@@ -30,6 +30,7 @@ use crate::routing::Routing;
 mod axes;
 mod flags;
 mod grid;
+mod ranges;
 mod settings;
 mod sources;
 #[cfg(test)]
@@ -39,7 +40,8 @@ mod values;
 pub use axes::{DEFAULT_CHOICES, DEFAULT_ROUTERS, SWEEP_KEYS};
 pub use flags::SweepArgs;
 pub use grid::LAMBDA_RANGE;
-pub use settings::{RunSettings, DEFAULT_MAX_CUSTOMERS};
+pub use ranges::{Expansion, RANGE_FORMS};
+pub use settings::{units_in_toml, RunSettings, DEFAULT_MAX_CUSTOMERS, TIME_UNITS};
 
 use settings::write_run_table;
 use sources::Raw;
@@ -49,6 +51,8 @@ use values::{toml_float, toml_str};
 pub const SEED_TOML: &str = include_str!("../../data/seed.toml");
 /// [`Spec::source`] of the default study.
 pub const SEED_SOURCE: &str = "data/seed.toml (built in)";
+/// [`Spec::source`] of a spec given as text ([`SweepArgs::spec_text`]).
+pub const TEXT_SOURCE: &str = "<string>";
 
 /// A bad spec, flag or grid point: one line, naming the field and what is
 /// expected, prefixed by `PATH:LINE:` when it comes from a spec file.
@@ -100,6 +104,20 @@ pub struct Spec {
     pub run: RunSettings,
     /// [`SEED_SOURCE`] or the spec file's path.
     pub source: String,
+    /// The axis ranges it was written with (`rho = "0.5:0.95:0.05"`).
+    pub ranges: Ranges,
+}
+
+/// How a spec's axes were written as ranges, for the notes a run shows.
+/// Not part of a spec's identity: a range and the list it expands to are
+/// the same spec (equal, with one canonical TOML and hash).
+#[derive(Clone, Debug, Default)]
+pub struct Ranges(pub Vec<Expansion>);
+
+impl PartialEq for Ranges {
+    fn eq(&self, _: &Ranges) -> bool {
+        true
+    }
 }
 
 /// One point of the grid, with its load resolved.
@@ -127,8 +145,9 @@ pub struct GridPoint {
 }
 
 impl Spec {
-    /// Reads `args.spec` (or the built-in default study), applies the flags
-    /// and validates everything, grid points included.
+    /// Reads `args.spec_text`, `args.spec` or the built-in default study (the
+    /// first given), applies the flags and validates everything, grid points
+    /// included.
     pub fn load(args: &SweepArgs) -> Result<Spec, SpecError> {
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         Spec::load_in(args, &cwd)
@@ -137,21 +156,27 @@ impl Spec {
     /// [`Spec::load`] with relative `file=` paths of flag values resolved
     /// against `cwd`.
     fn load_in(args: &SweepArgs, cwd: &Path) -> Result<Spec, SpecError> {
-        let (mut raw, source) = match &args.spec {
-            Some(path) => {
+        let (mut raw, source) = match (&args.spec_text, &args.spec) {
+            (Some(text), _) => (
+                Raw::from_file(text, TEXT_SOURCE, cwd)?,
+                TEXT_SOURCE.to_string(),
+            ),
+            (None, Some(path)) => {
                 let source = path.display().to_string();
                 let text = std::fs::read_to_string(path).map_err(|e| {
                     SpecError(format!(
                         "{source}: cannot read spec file: {e}; expected a readable TOML file"
                     ))
                 })?;
+                // Editors on Windows may start a file with a byte-order mark.
+                let text = text.strip_prefix('\u{feff}').unwrap_or(&text).to_string();
                 let base_dir = match path.parent() {
                     Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
                     _ => PathBuf::from("."),
                 };
                 (Raw::from_file(&text, &source, &base_dir)?, source)
             }
-            None => (
+            (None, None) => (
                 Raw::from_file(SEED_TOML, SEED_SOURCE, cwd)?,
                 SEED_SOURCE.to_string(),
             ),

@@ -30,8 +30,8 @@ use std::path::{Path, PathBuf};
 use toml::de::{DeTable, DeValue};
 
 use super::values::{
-    count, de_float, de_int, entries_in_order, invalid, nonempty, quote, show, str_int, toml_float,
-    toml_str, FileCtx, Loc,
+    count, de_float, de_int, entries_in_order, invalid, invalid_count, nonempty, quote, show,
+    str_int, toml_float, toml_str, FileCtx, Loc,
 };
 use super::{SpecError, SweepArgs, SWEEP_KEYS};
 use crate::backend::Backend;
@@ -73,7 +73,19 @@ pub struct RunSettings {
     pub backend: Backend,
     /// Substring of the GPU adapter name to use.
     pub adapter: Option<String>,
+    /// The time unit the spec's times and rates are written in (one of
+    /// [`TIME_UNITS`]); recorded in the `.meta.json` and used by plots for
+    /// axis labels. `None`: not said.
+    pub units: Option<String>,
+    /// Extra wait quantiles, each adding the columns `q{q}_wait` and
+    /// `q{q}_wait_ci95` (see `output::quantile_columns`); empty: none.
+    pub quantiles: Vec<f64>,
 }
+
+/// The time units a spec may declare (`units = "ms"`). Only a label: the
+/// numbers are simulated as written, so λ is per this unit and every time
+/// in the CSV is in it.
+pub const TIME_UNITS: [&str; 7] = ["s", "ms", "us", "µs", "ns", "min", "h"];
 
 impl Default for RunSettings {
     fn default() -> Self {
@@ -91,6 +103,8 @@ impl Default for RunSettings {
             force: false,
             backend: Backend::Auto,
             adapter: None,
+            units: None,
+            quantiles: Vec::new(),
         }
     }
 }
@@ -175,6 +189,20 @@ pub(super) struct RunSetting {
     pub(super) set: fn(&mut RunSettings, &Given<'_>) -> Option<()>,
     /// The value as canonical TOML; `None`: leave the key out.
     pub(super) write: fn(&RunSettings) -> Option<String>,
+}
+
+impl RunSetting {
+    /// Why `given` was refused: too large for a count, or not what is
+    /// expected.
+    fn refusal(&self, given: &Given) -> String {
+        let max = match self.key {
+            "reps" | "customers" | "warmup" => u64::from(u32::MAX),
+            "max_customers" | "seed" => u64::MAX,
+            "threads" => u64::try_from(usize::MAX).unwrap_or(u64::MAX),
+            _ => return invalid(&given.shown(), self.expected),
+        };
+        invalid_count(&given.shown(), given.int(), max, self.expected)
+    }
 }
 
 /// Every `[run]` setting, in the order [`super::Spec::to_toml`] writes them
@@ -357,7 +385,64 @@ pub(super) const RUN_SETTINGS: &[RunSetting] = &[
         },
         write: |r| r.adapter.as_deref().map(toml_str),
     },
+    RunSetting {
+        key: "units",
+        flag: "units",
+        expected: "a time unit: s, ms, us, µs, ns, min or h (the unit of the spec's times)",
+        listed_at: 11,
+        flag_value: |a| a.units.as_deref().map(Given::Text),
+        set: |r, v| {
+            let u = v.text()?.trim();
+            r.units = Some(TIME_UNITS.iter().find(|&&t| t == u)?.to_string());
+            Some(())
+        },
+        // Written only when set, so specs without it keep their hash.
+        write: |r| r.units.as_deref().map(toml_str),
+    },
+    RunSetting {
+        key: "quantiles",
+        flag: "quantiles",
+        expected: "a list of probabilities between 0 and 1, each once (e.g. 0.5,0.99,0.9999)",
+        listed_at: 12,
+        flag_value: |a| a.quantiles.as_deref().map(Given::Text),
+        set: |r, v| {
+            let qs: Vec<f64> = match v {
+                Given::Toml(DeValue::Array(items)) => items
+                    .iter()
+                    .map(|i| de_float(i.get_ref()))
+                    .collect::<Option<_>>()?,
+                Given::Toml(other) => vec![de_float(other)?],
+                _ => v
+                    .text()?
+                    .split(',')
+                    .map(|s| s.trim().parse::<f64>().ok())
+                    .collect::<Option<_>>()?,
+            };
+            let ok = |q: &f64| q.is_finite() && *q > 0.0 && *q < 1.0;
+            let once = |i: usize| !qs[..i].contains(&qs[i]);
+            if qs.is_empty() || !qs.iter().all(ok) || !(0..qs.len()).all(once) {
+                return None;
+            }
+            r.quantiles = qs;
+            Some(())
+        },
+        // Written only when set, so specs without it keep their hash.
+        write: |r| {
+            (!r.quantiles.is_empty()).then(|| {
+                let items: Vec<String> = r.quantiles.iter().map(|&q| toml_float(q)).collect();
+                format!("[{}]", items.join(", "))
+            })
+        },
+    },
 ];
+
+/// The `units` a spec's canonical TOML (a `.meta.json`'s `spec_toml`)
+/// declares, if any.
+pub fn units_in_toml(text: &str) -> Option<String> {
+    let doc: toml::Table = text.parse().ok()?;
+    let units = doc.get("run")?.get("units")?.as_str()?;
+    TIME_UNITS.contains(&units).then(|| units.to_string())
+}
 
 /// Whether `key` is a `[run]` key (for "it belongs in [run]" hints).
 pub(super) fn is_run_key(key: &str) -> bool {
@@ -396,10 +481,8 @@ pub(super) fn read_run_table(
             ));
         };
         let given = Given::Toml(v.get_ref());
-        (setting.set)(run, &given).ok_or_else(|| {
-            ctx.loc(v.span(), "run", key)
-                .err(invalid(&given.shown(), setting.expected))
-        })?;
+        (setting.set)(run, &given)
+            .ok_or_else(|| ctx.loc(v.span(), "run", key).err(setting.refusal(&given)))?;
     }
     Ok(())
 }
@@ -411,9 +494,8 @@ pub(super) fn apply_run_flags(run: &mut RunSettings, args: &SweepArgs) -> Result
         let Some(given) = (setting.flag_value)(args) else {
             continue;
         };
-        (setting.set)(run, &given).ok_or_else(|| {
-            Loc::Flag(setting.flag).err(invalid(&given.shown(), setting.expected))
-        })?;
+        (setting.set)(run, &given)
+            .ok_or_else(|| Loc::Flag(setting.flag).err(setting.refusal(&given)))?;
     }
     run.force |= args.force;
     Ok(())

@@ -111,7 +111,7 @@ fn run_keys_are_listed_once_each_in_messages() {
     assert_eq!(
         e,
         "spec.toml:8: [run] unknown key 'thread'; expected one of reps, customers, warmup, seed, \
-         out, threads, allow_unstable, backend, adapter, precision, max_customers"
+         out, threads, allow_unstable, backend, adapter, precision, max_customers, units, quantiles"
     );
 }
 
@@ -246,6 +246,8 @@ fn flags_override_axes_and_settings() {
         force: true,
         backend: Backend::Cpu,
         adapter: Some("H200".into()),
+        units: None,
+        quantiles: Vec::new(),
     };
     assert_eq!(spec.run, expected);
     assert_eq!(spec.source, SEED_SOURCE);
@@ -1053,5 +1055,153 @@ fn errors_from_a_spec_file_name_the_file_given() {
             "{}:3: [sweep] servers: 0 is not a valid value; expected integers >= 1",
             path.display()
         )
+    );
+}
+
+#[test]
+fn ranges_expand_to_the_lists_they_stand_for_with_the_same_hash() {
+    // A flag range and the list typed out are one spec: equal, with one
+    // canonical TOML and so one spec hash.
+    let ranged = load(&["--rho", "0.5:0.95:0.05", "--servers", "1:4,geom(10,1000,3)"]).unwrap();
+    let typed = load(&[
+        "--rho",
+        "0.5,0.55,0.6,0.65,0.7,0.75,0.8,0.85,0.9,0.95",
+        "--servers",
+        "1,2,3,4,10,100,1000",
+    ])
+    .unwrap();
+    assert_eq!(ranged, typed);
+    assert_eq!(ranged.to_toml(), typed.to_toml());
+    assert_eq!(
+        crate::provenance::spec_hash(&ranged, &[0.0]),
+        crate::provenance::spec_hash(&typed, &[0.0])
+    );
+    // A spec file's range, as a string element among plain values.
+    let file = parse(
+        &MINI
+            .replace("lambda = [5]", "lambda = [\"1:3\", 7]")
+            .replace("servers = [10]", "servers = \"geom(10,1000,3)\""),
+    )
+    .unwrap();
+    assert_eq!(file.servers, [10, 100, 1000]);
+    let lambdas: Vec<f64> = file.load.iter().map(|l| l.value()).collect();
+    assert_eq!(lambdas, [1.0, 2.0, 3.0, 7.0]);
+    // The notes say what each range stands for; a flag's replaces the file's.
+    let notes = ranged.notes();
+    assert!(
+        notes.contains(&"rho 0.5:0.95:0.05 = 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95 (10 values)".to_string()),
+        "{notes:?}"
+    );
+    assert!(notes.contains(&"servers geom(10,1000,3) = 10, 100, 1000 (3 values)".to_string()));
+    assert!(
+        typed.notes().iter().all(|n| !n.contains(" = ")),
+        "{:?}",
+        typed.notes()
+    );
+    let dir = tempdir();
+    let spec = dir.path().join("s.toml");
+    std::fs::write(&spec, MINI.replace("lambda = [5]", "lambda = \"1:3\"")).unwrap();
+    let path = spec.to_str().unwrap();
+    let over = load(&[path, "--rho", "0.1:0.2:0.1"]).unwrap();
+    assert_eq!(over.notes(), ["rho 0.1:0.2:0.1 = 0.1, 0.2 (2 values)"]);
+    // Integer axes: choices and routers take ranges too.
+    let d = load(&["--routing", "pod", "--servers", "80", "--choices", "2:4"]).unwrap();
+    assert_eq!(d.choices, [2, 3, 4]);
+    let k = load(&[
+        "--routing",
+        "jsq",
+        "--servers",
+        "80",
+        "--routers",
+        "geom(1,8,4)",
+    ])
+    .unwrap();
+    assert_eq!(k.routers, [1, 2, 4, 8]);
+}
+
+#[test]
+fn bad_ranges_name_the_axis_and_the_value() {
+    assert_eq!(
+        flag_err(&["--rho", "0.9:0.5:0.1"]),
+        "--rho: '0.9:0.5:0.1' is not a valid range: stop is below start; expected \
+         start:stop:step (stop included) or geom(start,stop,count)"
+    );
+    assert_eq!(
+        flag_err(&["--servers", "0:4"]),
+        "--servers: 0 is not a valid value; expected integers >= 1 (from the range '0:4')"
+    );
+    assert_eq!(
+        flag_err(&["--choices", "30:40:5", "--routing", "pod"]),
+        "--choices: 35 is not a valid value; expected integers from 1 to 32 (servers sampled \
+         per request by pod) (from the range '30:40:5')"
+    );
+    assert!(flag_err(&["--servers", "1:4:0.5"]).contains("step '0.5' is not an integer"));
+    assert_eq!(
+        flag_err(&["--lambda", "0:2"]),
+        "--lambda: 0 is not a valid value; expected finite numbers > 0 (arrival rates, \
+         requests per second) (from the range '0:2')"
+    );
+    let e = file_err(&MINI.replace("lambda = [5]", "lambda = [\"5:1\"]"));
+    assert_eq!(
+        e,
+        "spec.toml:4: [sweep] lambda: '5:1' is not a valid range: stop is below start; \
+         expected start:stop:step (stop included) or geom(start,stop,count)"
+    );
+    let e = file_err(&MINI.replace("servers = [10]", "servers = [\"geom(1,10,99999999)\"]"));
+    assert!(
+        e.starts_with("spec.toml:3: [sweep] servers: 'geom(1,10,99999999)' is not a valid range"),
+        "{e}"
+    );
+}
+
+#[test]
+fn units_are_a_recorded_label_and_only_known_ones() {
+    let spec = load(&["--units", "ms"]).unwrap();
+    assert_eq!(spec.run.units.as_deref(), Some("ms"));
+    let text = spec.to_toml();
+    assert!(text.ends_with("units = \"ms\"\n"), "{text}");
+    assert_eq!(units_in_toml(&text).as_deref(), Some("ms"));
+    // Unsaid: not written, so older specs keep their canonical TOML.
+    let plain = load(&[]).unwrap();
+    assert!(!plain.to_toml().contains("units"));
+    assert_eq!(units_in_toml(&plain.to_toml()), None);
+    let back = Spec::from_toml_str(&text, SEED_SOURCE, Path::new(".")).unwrap();
+    assert_eq!(back, spec);
+    assert_eq!(
+        flag_err(&["--units", "parsecs"]),
+        "--units: 'parsecs' is not a valid value; expected a time unit: s, ms, us, µs, ns, min \
+         or h (the unit of the spec's times)"
+    );
+    let e = file_err(&format!("{MINI}[run]\nunits = 5\n"));
+    assert!(
+        e.starts_with("spec.toml:7: [run] units: 5 is not a valid value"),
+        "{e}"
+    );
+}
+
+#[test]
+fn quantiles_are_probabilities_each_once() {
+    let spec = load(&["--quantiles", "0.5, 0.9999"]).unwrap();
+    assert_eq!(spec.run.quantiles, [0.5, 0.9999]);
+    let text = spec.to_toml();
+    assert!(text.ends_with("quantiles = [0.5, 0.9999]\n"), "{text}");
+    let back = Spec::from_toml_str(&text, SEED_SOURCE, Path::new(".")).unwrap();
+    assert_eq!(back, spec);
+    assert!(!load(&[]).unwrap().to_toml().contains("quantiles"));
+    let file = parse(&format!("{MINI}[run]\nquantiles = 0.25\n")).unwrap();
+    assert_eq!(file.run.quantiles, [0.25]);
+    for bad in ["1", "0", "0.5,0.5", "x", "0.5,,0.9", "-0.1"] {
+        assert_eq!(
+            flag_err(&["--quantiles", bad]),
+            format!(
+                "--quantiles: '{bad}' is not a valid value; expected a list of probabilities \
+                 between 0 and 1, each once (e.g. 0.5,0.99,0.9999)"
+            )
+        );
+    }
+    let e = file_err(&format!("{MINI}[run]\nquantiles = [0.5, \"a\"]\n"));
+    assert!(
+        e.starts_with("spec.toml:7: [run] quantiles: an array is not a valid value"),
+        "{e}"
     );
 }

@@ -138,6 +138,18 @@ pub(super) fn invalid(shown: &str, expected: &str) -> String {
     format!("{shown} is not a valid value; expected {expected}")
 }
 
+/// [`invalid`], unless the value is an integer above `max`: then it says
+/// the value is too large and what the most is (a count over `u32::MAX` is
+/// the right kind of value, just too big).
+pub(super) fn invalid_count(shown: &str, int: Option<i128>, max: u64, expected: &str) -> String {
+    match int {
+        Some(i) if i > i128::from(max) => {
+            format!("{shown} is too large; expected at most {max}")
+        }
+        _ => invalid(shown, expected),
+    }
+}
+
 /// Integer of a TOML value; integral floats (`2e5`) count.
 pub(super) fn de_int(v: &DeValue<'_>) -> Option<i128> {
     match v {

@@ -24,8 +24,11 @@
 //! - A binary min-heap of the departure times of the requests in the system,
 //!   tagged `router · R + server`: before an arrival at `t`, every departure
 //!   at or before `t` is popped and its router's count decremented. A
-//!   replication holds at most [`dispatch::capacity`] requests;
-//!   beyond that it stops with [`rep_status::QUEUE_OVERFLOW`].
+//!   replication holds at most [`PointParams::dispatch_capacity`] requests;
+//!   beyond that it stops with [`rep_status::QUEUE_OVERFLOW`], and the run
+//!   loop re-runs it with more room (the capacity changes nothing else; see
+//!   [`dispatch`]). It reports the most requests it held at once
+//!   (`RepResult::max_in_system`).
 //! - Per router: `cnt[s]` (its requests at server s), and for `jsq`, `jiq`
 //!   and `central` the servers in a permutation `perm` sorted by count with
 //!   `pos` (its inverse) and block starts `start[c]` (first index of a server
@@ -46,7 +49,9 @@
 //!
 //! Times are f32 relative to an epoch that moves to the current arrival
 //! every [`rebase_period`] arrivals (as in the Kiefer–Wolfowitz kernel),
-//! once the departures up to it have been handled: `free` is shifted and
+//! or less often while the system holds more than its first capacity
+//! ([`dispatch::rebase_due`]), once the departures up to it have been
+//! handled: `free` is shifted and
 //! clamped at 0 (a server free before now is idle, whenever it became so),
 //! heap and router-queue times are shifted (subtraction is monotone, so the
 //! heap stays a heap). The clamp is why the departures come first: one still
@@ -197,7 +202,7 @@ impl<'s> System<'s> {
     fn new(p: &PointParams, s: &'s mut Scratch) -> Self {
         let r = p.servers.max(1);
         let k = p.routers.max(1);
-        let h = dispatch::capacity(r);
+        let h = p.dispatch_capacity();
         let policy = p.policy();
         let buckets = policy != DispatchPolicy::Pod;
         let (ru, ku, hu) = (r as usize, k as usize, h as usize);
@@ -476,13 +481,14 @@ impl<'s> System<'s> {
     ) -> RepResult {
         let mut rng = Sampler::<1>::new(p, [rep], table);
         let mut rec = Recorders::<1>::new(p.inv_hist_scale);
-        let status = if self.policy == DispatchPolicy::Central {
+        let (status, peak) = if self.policy == DispatchPolicy::Central {
             self.run_central(p, &mut rng, &mut rec, hist, watch)
         } else {
             self.run_blocked(p, &mut rng, &mut rec, hist, watch)
         };
         let [mut res] = rec.finish(p.customers, [status]);
         res.status = status;
+        res.max_in_system = peak;
         res
     }
 
@@ -493,6 +499,7 @@ impl<'s> System<'s> {
     /// simulated: the samplers' long dependency chains then overlap each
     /// other instead of the heap's mispredicted branches. Same words, same
     /// order, same results as drawing them one arrival at a time.
+    /// Returns the status and the most requests held at once.
     fn run_blocked(
         mut self,
         p: &PointParams,
@@ -500,7 +507,7 @@ impl<'s> System<'s> {
         rec: &mut Recorders<1>,
         hist: &mut [u32],
         watch: Watch<'_>,
-    ) -> u32 {
+    ) -> (u32, u32) {
         const BLOCK: usize = 64;
         let total = p.warmup + p.customers;
         let period = rebase_period(p.servers);
@@ -519,6 +526,7 @@ impl<'s> System<'s> {
         let mut done = 0u32;
         let watch_blocks = Watch::EVERY / BLOCK as u32;
         let mut blocks = 0u32;
+        let mut peak = 0u32;
         while done < total {
             blocks += 1;
             if blocks.is_multiple_of(watch_blocks) && watch.tick(u64::from(Watch::EVERY)) {
@@ -543,7 +551,7 @@ impl<'s> System<'s> {
                 t += a;
                 self.depart_until(t);
                 since_rebase += 1;
-                if since_rebase == period {
+                if dispatch::rebase_due(since_rebase, period, self.heap_n, p.servers) {
                     self.rebase(t);
                     t = 0.0;
                     since_rebase = 0;
@@ -556,16 +564,17 @@ impl<'s> System<'s> {
                 };
                 let srv = self.choose(p, k, &mut word).unwrap_or(0);
                 if self.heap_n == self.h {
-                    return statuses[j] | rep_status::QUEUE_OVERFLOW;
+                    return (statuses[j] | rep_status::QUEUE_OVERFLOW, peak);
                 }
                 let wait = self.dispatch_now(t, k, srv, services[j]);
+                peak = peak.max(self.heap_n);
                 if done >= p.warmup {
                     rec.record(hist, 1, &[wait], &[services[j]], &[a]);
                 }
                 done += 1;
             }
         }
-        rng.status[0]
+        (rng.status[0], peak)
     }
 
     /// `central` with several routers: a request may wait at its router and
@@ -578,7 +587,7 @@ impl<'s> System<'s> {
         rec: &mut Recorders<1>,
         hist: &mut [u32],
         watch: Watch<'_>,
-    ) -> u32 {
+    ) -> (u32, u32) {
         let total = p.warmup + p.customers;
         let period = rebase_period(p.servers);
         let (r, h) = (self.r, self.h);
@@ -586,6 +595,9 @@ impl<'s> System<'s> {
         let mut since_rebase = 0u32;
         // Requests dispatched so far (warm-up included).
         let mut done = 0u32;
+        // Requests waiting at the routers, and the most held at once.
+        let mut queued = 0u32;
+        let mut peak = 0u32;
         let mut record = |done: &mut u32, wait: f32, service: f32, gap: f32| {
             if *done >= p.warmup {
                 rec.record(hist, 1, &[wait], &[service], &[gap]);
@@ -618,6 +630,7 @@ impl<'s> System<'s> {
                         (self.s.q_arr[slot], self.s.q_svc[slot], self.s.q_gap[slot]);
                     self.s.q_head[ku] = (self.s.q_head[ku] + 1) % h;
                     self.s.q_len[ku] -= 1;
+                    queued -= 1;
                     let at_server = (self.s.free[srv as usize] - dt).max(0.0);
                     let leaves = dt + at_server + service;
                     self.s.free[srv as usize] = leaves;
@@ -630,7 +643,7 @@ impl<'s> System<'s> {
                 }
             }
             since_rebase += 1;
-            if since_rebase == period {
+            if dispatch::rebase_due(since_rebase, period, self.heap_n + queued, p.servers) {
                 self.rebase(t);
                 t = 0.0;
                 since_rebase = 0;
@@ -644,7 +657,7 @@ impl<'s> System<'s> {
             match self.choose(p, k, &mut || rng.streams.next_u32()[0]) {
                 Some(srv) => {
                     if self.heap_n == h {
-                        return rng.status[0] | rep_status::QUEUE_OVERFLOW;
+                        return (rng.status[0] | rep_status::QUEUE_OVERFLOW, peak);
                     }
                     let wait = self.dispatch_now(t, k, srv, service);
                     record(&mut done, wait, service, a);
@@ -652,16 +665,18 @@ impl<'s> System<'s> {
                 None => {
                     let ku = k as usize;
                     if self.s.q_len[ku] == h {
-                        return rng.status[0] | rep_status::QUEUE_OVERFLOW;
+                        return (rng.status[0] | rep_status::QUEUE_OVERFLOW, peak);
                     }
                     let slot = (k * h + (self.s.q_head[ku] + self.s.q_len[ku]) % h) as usize;
                     self.s.q_arr[slot] = t;
                     self.s.q_svc[slot] = service;
                     self.s.q_gap[slot] = a;
                     self.s.q_len[ku] += 1;
+                    queued += 1;
                 }
             }
+            peak = peak.max(self.heap_n + queued);
         }
-        rng.status[0]
+        (rng.status[0], peak)
     }
 }

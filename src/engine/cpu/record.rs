@@ -146,6 +146,7 @@ impl<const N: usize> Recorders<N> {
             mean_interarrival: self.total[l][3].sum / n,
             customers,
             status: status[l],
+            max_in_system: 0,
         })
     }
 }

@@ -165,6 +165,10 @@ mod tests {
                     inv_hist_scale,
                     choices,
                     routers,
+                    ln_keep,
+                    capacity,
+                    _pad0,
+                    _pad1,
                 }),
             ),
             (
@@ -188,6 +192,7 @@ mod tests {
                     mean_interarrival,
                     customers,
                     status,
+                    max_in_system,
                 }),
             ),
             (

@@ -149,6 +149,10 @@ impl Engine for GpuEngine {
         self.gpu.desc.label()
     }
 
+    fn device_seconds(&self) -> Option<f64> {
+        Some(self.last_device_seconds)
+    }
+
     fn run(&mut self, batch: &Batch) -> Result<BatchOutput> {
         Ok(self.run_timed(batch, Watch::none())?.0)
     }

@@ -81,11 +81,14 @@ impl GpuEngine {
                 None => wall,
             };
             let invocations = (u64::from(groups_x) * u64::from(groups_y) * 64) as f64;
-            if wall >= seconds || groups >= max_groups {
+            // One dispatch of about `target` (never near an OS watchdog,
+            // whatever `seconds` asks) measures the peak.
+            let target = seconds.min(crate::engine::MAX_CALL_SECONDS) * 0.8;
+            if wall >= target || groups >= max_groups {
                 return Ok(invocations * PEAK_OPS_PER_INVOCATION / secs.max(1e-9));
             }
-            // Grow toward the target, at most 8x at once (watchdogs).
-            let grow = (1.2 * seconds / wall.max(1e-4)).clamp(2.0, 8.0);
+            // Grow toward the target, at most 8x at once.
+            let grow = (target / wall.max(1e-4)).clamp(1.1, 8.0);
             groups = ((groups as f64 * grow) as u64).min(max_groups);
         }
     }

@@ -1,0 +1,439 @@
+//! `qsweep._qsweep`: the extension module behind the Python package
+//! (`python/qsweep/`). It drives the library exactly as `qsweep run` does
+//! (`Session::open` → `backend::choose_for` → `Session::begin` →
+//! `resume::run_surviving` → `Session::write` per point → `Session::finish`,
+//! as in `src/commands.rs`), so a frame holds the CSV's own fields, as text,
+//! and Python only converts them to numbers.
+//!
+//! Keyword arguments arrive as the CLI's flags (`--servers=51`) and are
+//! parsed by the CLI's own `SweepArgs`: the same defaults, the same checks,
+//! the same one-line messages.
+//!
+//! The sweep runs on a worker thread while the calling thread waits with the
+//! GIL released, waking every [`POLL`] to hand progress to Python and to
+//! check for Ctrl-C (`Python::check_signals`). Ctrl-C sets the run's stop
+//! flag (the one `qsweep run` sets, which the engines watch inside their
+//! calls, so the worker stops within milliseconds and drops the points
+//! being simulated) and raises `KeyboardInterrupt` at once when the CSV is
+//! a temporary one; with `out=` it first waits for the worker to stop,
+//! [`GRACE`] at most, so that the rows and the `.meta.json` are final when
+//! the exception arrives. A worker that has not stopped by then ends on its
+//! own.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use clap::{CommandFactory, Parser};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use qsweep::backend::{self, Backend};
+use qsweep::engine::cpu::CpuEngine;
+use qsweep::engine::Engine;
+use qsweep::output::{self, num};
+use qsweep::run::session::{self, Session};
+use qsweep::run::{resume, Interrupted, PointResult};
+use qsweep::spec::{Spec, SpecError, SweepArgs};
+use qsweep::stats::P99;
+use qsweep::UsageError;
+
+/// How often the waiting thread hands progress to Python and checks Ctrl-C.
+const POLL: Duration = Duration::from_millis(100);
+/// How long Ctrl-C waits for a run with `out=` to stop cleanly before raising.
+const GRACE: Duration = Duration::from_secs(2);
+
+/// `qsweep.run`'s settings, as `qsweep run` reads them (its `RunArgs`, less
+/// `--quiet`, which the Python side handles).
+#[derive(Parser)]
+#[command(
+    name = "qsweep.run",
+    no_binary_name = true,
+    disable_help_flag = true,
+    disable_version_flag = true
+)]
+struct RunFlags {
+    #[command(flatten)]
+    sweep: SweepArgs,
+    #[arg(long)]
+    resume: bool,
+    #[arg(long, allow_hyphen_values = true)]
+    shard: Option<String>,
+    #[arg(long)]
+    from_meta: Option<PathBuf>,
+}
+
+/// `qsweep.analytic`'s settings, as `qsweep analytic` reads them.
+#[derive(Parser)]
+#[command(
+    name = "qsweep.analytic",
+    no_binary_name = true,
+    disable_help_flag = true,
+    disable_version_flag = true
+)]
+struct AnalyticFlags {
+    #[command(flatten)]
+    sweep: SweepArgs,
+}
+
+/// The long flag names each command takes (for checking keyword names).
+#[pyfunction]
+fn flag_names(command: &str) -> PyResult<Vec<String>> {
+    let cmd = match command {
+        "run" => RunFlags::command(),
+        "analytic" => AnalyticFlags::command(),
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "unknown command '{command}'"
+            )))
+        }
+    };
+    Ok(cmd
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(str::to_string))
+        .collect())
+}
+
+/// The results CSV's header, in order.
+#[pyfunction]
+fn columns() -> Vec<String> {
+    output::COLUMNS.iter().map(|c| c.to_string()).collect()
+}
+
+/// Parses flags as the CLI does; a clap error becomes its first line.
+fn parse<T: Parser>(argv: &[String]) -> PyResult<T> {
+    T::try_parse_from(argv).map_err(|e| {
+        let text = e.to_string();
+        let line = text.lines().next().unwrap_or("invalid arguments");
+        PyValueError::new_err(line.trim_start_matches("error: ").to_string())
+    })
+}
+
+/// The library's error as Python sees it: bad input (exit 2 in the CLI) is a
+/// `ValueError` with the CLI's one-line message, Ctrl-C a
+/// `KeyboardInterrupt`, anything else a `RuntimeError`.
+fn to_py(e: anyhow::Error) -> PyErr {
+    let msg = format!("{e:#}");
+    if e.is::<Interrupted>() {
+        PyKeyboardInterrupt::new_err(msg)
+    } else if e.downcast_ref::<UsageError>().is_some() || e.downcast_ref::<SpecError>().is_some() {
+        PyValueError::new_err(msg)
+    } else {
+        PyRuntimeError::new_err(msg)
+    }
+}
+
+/// A table as Python receives it: the header and the rows' fields, as text.
+type Table = (Vec<String>, Vec<Vec<String>>);
+
+/// What the worker tells the waiting thread.
+enum Event {
+    /// A line for standard error (notes, the backend chosen, warnings).
+    Note(String),
+    /// Points this CSV will hold, and those it holds already (resumed).
+    Start {
+        total: u64,
+        done: u64,
+    },
+    /// A point finished: its one-line summary and customers simulated.
+    Point {
+        line: String,
+        customers: f64,
+    },
+    Done(Result<Finished>),
+}
+
+/// A completed run.
+struct Finished {
+    rows: Vec<Vec<String>>,
+    engines: String,
+    spec_toml: String,
+    source: String,
+    out: Option<PathBuf>,
+    new_rows: u64,
+    wide_points: Vec<u32>,
+    sim_seconds: f64,
+    sim_customers: f64,
+}
+
+/// `qsweep run` with `flags`, reporting through `tx`; `temp_out` means the
+/// output is a temporary file nobody will resume.
+fn simulate(
+    flags: &RunFlags,
+    temp_out: bool,
+    stop: &AtomicBool,
+    tx: &Sender<Event>,
+) -> Result<Finished> {
+    let say = |msg: &str| {
+        let _ = tx.send(Event::Note(msg.to_string()));
+    };
+    let mut session = Session::open(&session::Request {
+        sweep: &flags.sweep,
+        resume: flags.resume,
+        shard: flags.shard.as_deref(),
+        from_meta: flags.from_meta.as_deref(),
+    })?;
+    for note in session.spec.notes() {
+        say(&format!("qsweep: note: {note}"));
+    }
+    let run = session.spec.run.clone();
+    let chosen = backend::choose_for(
+        run.backend,
+        run.adapter.as_deref(),
+        run.threads,
+        &backend::Sample {
+            params: &session.sample_params(),
+            table: &session.table,
+        },
+    )?;
+    say(&format!("qsweep: backend: {}", chosen.reason));
+    let mut engine = chosen.engine;
+    let first_label = engine.label();
+    let todo = session.begin(&first_label, &say)?;
+    say(&session.banner());
+    let _ = tx.send(Event::Start {
+        total: session.in_file,
+        done: session.done_before,
+    });
+
+    let table = session.table.clone();
+    let mut fallback = |e: &anyhow::Error, left: usize| -> Result<Box<dyn Engine>> {
+        let cpu = CpuEngine::new(run.threads);
+        let e = format!("{e:#}").replace('\n', " ");
+        say(&format!(
+            "qsweep: {e}; the rows before it are kept; continuing on the CPU engine ({} \
+             threads) for the remaining {left} points",
+            cpu.threads
+        ));
+        Ok(Box::new(cpu))
+    };
+    let can_fall_back = run.backend == Backend::Auto && first_label != "cpu";
+    let mut wide_points = Vec::new();
+    let result = resume::run_surviving(
+        todo,
+        &table,
+        run.reps,
+        &mut engine,
+        can_fall_back.then_some(&mut fallback as resume::Fallback<'_>),
+        &mut |r: PointResult<'_>, label: &str| {
+            session.write(&r, label)?;
+            let line = point_line(&session.spec, &r);
+            let customers = session::simulated_customers(&r, session.spec.run.customers);
+            let _ = tx.send(Event::Point { line, customers });
+            let g = &r.point.grid;
+            if let Some(why) = session::wide_ci(&r.stats) {
+                wide_points.push(g.index);
+                say(&format!(
+                    "qsweep: warning: point {} ({}): {why}; its digits are not to be trusted \
+                     (more reps or customers, or precision)",
+                    g.index,
+                    session.spec.describe(g)
+                ));
+            }
+            if r.stats.failed_reps > 0 {
+                say(&format!(
+                    "qsweep: warning: point {}: {} replications hit a sampler bound",
+                    g.index, r.stats.failed_reps
+                ));
+            }
+            Ok(())
+        },
+        stop,
+    );
+    if temp_out && result.is_err() {
+        // Nothing to resume: the temporary CSV goes with its folder (and
+        // `finish` would print a resume command for it).
+        return Err(result.expect_err("checked"));
+    }
+    session.finish(result)?;
+    Ok(Finished {
+        engines: session.engines(),
+        spec_toml: session.spec.to_toml(),
+        source: session.spec.source.clone(),
+        out: (!temp_out).then(|| session.out.clone()),
+        new_rows: session.new_rows(),
+        wide_points,
+        sim_seconds: session.sim_seconds,
+        sim_customers: session.sim_customers,
+        rows: std::mem::take(&mut session.rows),
+    })
+}
+
+/// A finished point in one line, as `qsweep run` prints it to a log.
+fn point_line(spec: &Spec, r: &PointResult<'_>) -> String {
+    let g = &r.point.grid;
+    let theory = qsweep::run::baseline(g)
+        .mean_wait
+        .map(|m| format!(" (theory {})", num(m)))
+        .unwrap_or_default();
+    format!(
+        "{} rho={}: mean wait {} ± {}{theory}, p99 {}",
+        spec.describe(g),
+        num(g.rho),
+        num(r.stats.mean_wait),
+        r.stats
+            .mean_wait_ci95
+            .map(num)
+            .unwrap_or_else(|| "?".into()),
+        num(r.stats.wait_pct[P99]),
+    )
+}
+
+/// Hands one event to the Python reporter (`qsweep._progress.Reporter`).
+fn report(reporter: &Bound<'_, PyAny>, ev: Event) -> PyResult<()> {
+    match ev {
+        Event::Note(msg) => reporter.call_method1("note", (msg,))?,
+        Event::Start { total, done } => reporter.call_method1("start", (total, done))?,
+        Event::Point { line, customers } => reporter.call_method1("point", (line, customers))?,
+        Event::Done(_) => return Ok(()),
+    };
+    Ok(())
+}
+
+/// Runs a sweep: `argv` holds the CLI's flags, `spec` a spec file or
+/// `spec_text` a spec's TOML. Returns the CSV (header and rows, the CSV's
+/// fields as text) and a dict about the run. Without `--out` the CSV is
+/// written to a temporary folder, removed afterwards.
+#[pyfunction]
+#[pyo3(signature = (argv, reporter, spec=None, spec_text=None))]
+fn run<'py>(
+    py: Python<'py>,
+    argv: Vec<String>,
+    reporter: Bound<'py, PyAny>,
+    spec: Option<PathBuf>,
+    spec_text: Option<String>,
+) -> PyResult<(Table, Bound<'py, PyDict>)> {
+    let mut flags: RunFlags = parse(&argv)?;
+    flags.sweep.spec = spec;
+    flags.sweep.spec_text = spec_text;
+    // Re-running a notebook cell must just work: without `out=` the CSV goes
+    // to a fresh temporary folder (but `resume` needs the CSV it continues).
+    let temp = match flags.sweep.out.is_none() && !flags.resume {
+        true => Some(tempfile::Builder::new().prefix("qsweep-").tempdir()?),
+        false => None,
+    };
+    if let Some(dir) = &temp {
+        flags.sweep.out = Some(dir.path().join("results.csv"));
+    }
+
+    let grace = if temp.is_some() {
+        Duration::ZERO
+    } else {
+        GRACE
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel();
+    let worker = {
+        let stop = Arc::clone(&stop);
+        std::thread::Builder::new()
+            .name("qsweep-run".into())
+            .spawn(move || {
+                let result = simulate(&flags, temp.is_some(), &stop, &tx);
+                // The session (and its lock on the CSV) is gone: the
+                // temporary folder may go too, before the rows are handed on.
+                drop(temp);
+                let _ = tx.send(Event::Done(result));
+            })?
+    };
+
+    // (A Mutex makes the receiver `Sync`, as `detach` asks of what it borrows.)
+    let rx = std::sync::Mutex::new(rx);
+    let wait = |timeout: Duration| {
+        py.detach(|| match rx.lock() {
+            Ok(rx) => rx.recv_timeout(timeout),
+            Err(_) => Err(RecvTimeoutError::Disconnected),
+        })
+    };
+    let outcome = loop {
+        let ev = wait(POLL);
+        let step = match ev {
+            Ok(Event::Done(r)) => break r,
+            Ok(ev) => report(&reporter, ev),
+            Err(RecvTimeoutError::Timeout) => Ok(()),
+            Err(RecvTimeoutError::Disconnected) => {
+                break Err(anyhow::anyhow!(
+                    "the simulation thread ended without a result (it panicked; see stderr)"
+                ))
+            }
+        };
+        // Ctrl-C, or an exception in the reporter (where a pending
+        // KeyboardInterrupt may surface first).
+        if let Err(e) = step.and_then(|()| py.check_signals()) {
+            stop.store(true, Ordering::SeqCst);
+            let deadline = Instant::now() + grace;
+            loop {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                match wait(left.min(POLL)) {
+                    Ok(Event::Done(_)) | Err(RecvTimeoutError::Disconnected) => break,
+                    Ok(_) | Err(RecvTimeoutError::Timeout) => {}
+                }
+                // A second Ctrl-C stops waiting at once.
+                if py.check_signals().is_err() {
+                    break;
+                }
+            }
+            return Err(e);
+        }
+    };
+    // The worker has sent its last word and is ending.
+    let _ = py.detach(|| worker.join());
+    let done = outcome.map_err(to_py)?;
+
+    let info = PyDict::new(py);
+    info.set_item("engines", done.engines)?;
+    info.set_item("spec_toml", done.spec_toml)?;
+    info.set_item("source", done.source)?;
+    info.set_item("out", done.out)?;
+    info.set_item("new_rows", done.new_rows)?;
+    info.set_item("wide_points", done.wide_points)?;
+    info.set_item("sim_seconds", done.sim_seconds)?;
+    info.set_item("sim_customers", done.sim_customers)?;
+    Ok(((columns(), done.rows), info))
+}
+
+/// `qsweep analytic`: the grid's baselines. Returns the table (as text) and
+/// the spec's notes.
+#[pyfunction]
+#[pyo3(signature = (argv, spec=None, spec_text=None))]
+fn analytic(
+    argv: Vec<String>,
+    spec: Option<PathBuf>,
+    spec_text: Option<String>,
+) -> PyResult<(Table, Vec<String>)> {
+    let mut flags: AnalyticFlags = parse(&argv)?;
+    flags.sweep.spec = spec;
+    flags.sweep.spec_text = spec_text;
+    let spec = Spec::load(&flags.sweep).map_err(|e| to_py(e.into()))?;
+    let rows = spec
+        .points()
+        .iter()
+        .map(|p| output::analytic_fields(p, &qsweep::run::baseline(p)))
+        .collect();
+    let header = output::ANALYTIC_COLUMNS
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    let notes = spec
+        .notes()
+        .into_iter()
+        .map(|n| format!("qsweep: note: {n}"))
+        .collect();
+    Ok(((header, rows), notes))
+}
+
+#[pymodule]
+fn _qsweep(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(analytic, m)?)?;
+    m.add_function(wrap_pyfunction!(flag_names, m)?)?;
+    m.add_function(wrap_pyfunction!(columns, m)?)?;
+    m.add("VERSION", qsweep::provenance::VERSION)?;
+    Ok(())
+}

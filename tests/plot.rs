@@ -1,0 +1,129 @@
+//! `qsweep plot` end to end on a CSV that `qsweep run` wrote: the x axis chosen
+//! from the axis that varies, pod's d in the legend, exact and approximate
+//! baselines named apart, several `--by` columns, PDF output, and one-line
+//! errors.  The simulation is tiny (16 replications of 2000 customers, CPU).
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_qsweep");
+
+fn qsweep(dir: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("qsweep runs")
+}
+
+fn show(out: &Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}--- stderr\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn ok(out: &Output) -> String {
+    assert!(out.status.success(), "{}", show(out));
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_rho_sweep_of_pod_jsq_and_central_plots_as_it_should() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A ρ sweep at a fixed fleet: pod with d = 2 and 3 (mean-field baseline,
+    // an approximation), JSQ (no baseline), central (Erlang C, exact).
+    ok(&qsweep(
+        d,
+        &[
+            "run",
+            "--routing",
+            "pod,jsq,central",
+            "--choices",
+            "2,3",
+            "--servers",
+            "4",
+            "--rho",
+            "0.5,0.8",
+            "--service",
+            "exp(mean=1)",
+            "--reps",
+            "16",
+            "--customers",
+            "2000",
+            "--warmup",
+            "200",
+            "--backend",
+            "cpu",
+            "--threads",
+            "2",
+            "-q",
+            "-o",
+            "r.csv",
+        ],
+    ));
+
+    // No --x: ρ varies, servers does not, so x is ρ (and the note says so).
+    let err = ok(&qsweep(
+        d,
+        &["plot", "r.csv", "--analytic", "-o", "fig.svg"],
+    ));
+    assert!(err.contains("x axis: rho"), "{err}");
+    assert!(!err.contains("repeated x"), "{err}");
+    let svg = std::fs::read_to_string(d.join("fig.svg")).unwrap();
+    for text in [
+        "utilisation ρ",
+        "pod (d=2)",
+        "pod (d=3)",
+        "JSQ",
+        "exact: Erlang C",
+        "approx: mean-field pod",
+    ] {
+        assert!(svg.contains(text), "SVG lacks {text:?}");
+    }
+
+    // --x still decides; several --by columns are accepted.
+    ok(&qsweep(
+        d,
+        &[
+            "plot",
+            "r.csv",
+            "--x",
+            "servers",
+            "--by",
+            "routing,choices",
+            "-o",
+            "x.svg",
+        ],
+    ));
+
+    // PDF: a document, written with the same notes.
+    let err = ok(&qsweep(
+        d,
+        &[
+            "plot",
+            "r.csv",
+            "--analytic",
+            "--facet",
+            "routing",
+            "-o",
+            "fig.pdf",
+        ],
+    ));
+    assert!(err.contains("wrote fig.pdf"), "{err}");
+    let pdf = std::fs::read(d.join("fig.pdf")).unwrap();
+    assert!(pdf.starts_with(b"%PDF-1.4\n"));
+    assert!(pdf.ends_with(b"%%EOF\n"));
+
+    // An unknown extension: one line, exit 2, nothing written.
+    let out = qsweep(d, &["plot", "r.csv", "-o", "fig.jpg"]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(".svg, .png or .pdf"), "{err}");
+    assert!(!d.join("fig.jpg").exists());
+}

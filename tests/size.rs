@@ -1,0 +1,239 @@
+//! `qsweep size` end to end: exact answers against formulas written out
+//! here (not the library's), a simulated search against the exact answer,
+//! and its refusals.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_qsweep");
+
+fn qsweep(dir: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("qsweep runs")
+}
+
+fn show(o: &Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}--- stderr\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// The rows of `qsweep size … -o sizes.json`.
+fn sizes(dir: &Path, args: &[&str]) -> Vec<serde_json::Value> {
+    let _ = std::fs::remove_file(dir.join("sizes.json"));
+    let mut all = vec!["size"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["-o", "sizes.json", "-q"]);
+    let o = qsweep(dir, &all);
+    assert!(o.status.success(), "{}", show(&o));
+    let text = std::fs::read_to_string(dir.join("sizes.json")).unwrap();
+    serde_json::from_str::<serde_json::Value>(&text)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// Erlang C: P(wait) in M/M/c with offered load a = λ/μ (Kleinrock 1975,
+/// eq. 3.40), by the Erlang B recursion B(k) = a·B(k−1)/(k + a·B(k−1)).
+fn erlang_c(c: u32, a: f64) -> f64 {
+    let mut b = 1.0;
+    for k in 1..=c {
+        b = a * b / (f64::from(k) + a * b);
+    }
+    let rho = a / f64::from(c);
+    b / (1.0 - rho + rho * b)
+}
+
+/// M/M/c mean wait C/(cμ − λ).
+fn mmc_mean_wait(c: u32, lambda: f64, mu: f64) -> f64 {
+    erlang_c(c, lambda / mu) / (f64::from(c) * mu - lambda)
+}
+
+/// The p99 wait of an M/M/1 queue at rate λ: P(W > t) = ρ e^{−(μ−λ)t}.
+fn mm1_p99(lambda: f64, mu: f64) -> f64 {
+    let rho = lambda / mu;
+    if rho <= 0.01 {
+        0.0
+    } else {
+        (rho / 0.01).ln() / (mu - lambda)
+    }
+}
+
+/// The p99 wait of M/M/c: P(W > t) = C e^{−(cμ−λ)t} (Kleinrock 1975, §3.5).
+fn mmc_p99(c: u32, lambda: f64, mu: f64) -> f64 {
+    let p = erlang_c(c, lambda / mu);
+    if p <= 0.01 {
+        0.0
+    } else {
+        (p / 0.01).ln() / (f64::from(c) * mu - lambda)
+    }
+}
+
+/// The smallest stable n with f(n) <= bound, by scanning.
+fn smallest(first: u32, bound: f64, f: impl Fn(u32) -> f64) -> u32 {
+    (first..).find(|&n| f(n) <= bound).unwrap()
+}
+
+const BASE: [&str; 6] = [
+    "--lambda",
+    "150",
+    "--service",
+    "exp(rate=3)",
+    "--backend",
+    "cpu",
+];
+
+#[test]
+fn exact_answers_agree_with_the_formulas() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rows = sizes(
+        d,
+        &[
+            &BASE[..],
+            &[
+                "--routing",
+                "central,random",
+                "--target",
+                "mean_wait<=0.01,p99_wait<=0.1",
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(rows.len(), 4);
+    let central_mean = smallest(51, 0.01, |c| mmc_mean_wait(c, 150.0, 3.0));
+    let central_p99 = smallest(51, 0.1, |c| mmc_p99(c, 150.0, 3.0));
+    let random_mean = smallest(51, 0.01, |r| {
+        let l = 150.0 / f64::from(r);
+        l / 3.0 / (3.0 - l)
+    });
+    let random_p99 = smallest(51, 0.1, |r| mm1_p99(150.0 / f64::from(r), 3.0));
+    for (row, (routing, target, want, method)) in rows.iter().zip([
+        ("central", "mean_wait<=0.01", central_mean, "exact:erlang_c"),
+        ("central", "p99_wait<=0.1", central_p99, "exact:erlang_c"),
+        ("random", "mean_wait<=0.01", random_mean, "exact:mm1"),
+        ("random", "p99_wait<=0.1", random_p99, "exact:mm1"),
+    ]) {
+        assert_eq!(row["routing"], routing);
+        assert_eq!(row["target"], target);
+        assert_eq!(row["method"], method);
+        assert_eq!(row["resolved"], "exact");
+        assert_eq!(row["answer"], want, "{row}");
+        assert_eq!(row["neighbour"], row["answer"].as_u64().unwrap() - 1);
+        assert!(row["metric_at_answer"].as_f64().unwrap() <= 0.1);
+    }
+    // The searches are the few evaluations of stepping and bisection.
+    assert!(rows
+        .iter()
+        .all(|r| r["evaluations"].as_u64().unwrap() <= 30));
+    assert_eq!(
+        (central_mean, central_p99, random_mean, random_p99),
+        (58, 60, 1717, 3720)
+    );
+}
+
+#[test]
+fn a_simulated_search_finds_the_exact_answer_when_its_cis_resolve_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rows = sizes(
+        d,
+        &[
+            &BASE[..],
+            &[
+                "--routing",
+                "central",
+                "--target",
+                "mean_wait<=0.01",
+                "--simulate",
+                "--reps",
+                "32",
+                "--customers",
+                "20000",
+                "--warmup",
+                "2000",
+            ],
+        ]
+        .concat(),
+    );
+    let row = &rows[0];
+    assert_eq!(row["method"], "simulated");
+    let answer = row["answer"].as_u64().unwrap() as u32;
+    // Each simulated value covers the exact one (95% CIs, a fixed seed).
+    for (n, v, ci) in [
+        (answer, "metric_at_answer", "metric_at_answer_ci95"),
+        (
+            answer - 1,
+            "metric_at_neighbour",
+            "metric_at_neighbour_ci95",
+        ),
+    ] {
+        let exact = mmc_mean_wait(n, 150.0, 3.0);
+        let (v, ci) = (row[v].as_f64().unwrap(), row[ci].as_f64().unwrap());
+        assert!(
+            (v - exact).abs() <= ci,
+            "R={n}: {v} ± {ci} vs exact {exact}"
+        );
+    }
+    if row["resolved"] == "yes" {
+        assert_eq!(answer, 58, "{row}");
+    } else {
+        assert!((57..=59).contains(&answer), "{row}");
+    }
+}
+
+#[test]
+fn bad_size_requests_are_refused() {
+    let d = Path::new(".");
+    let err = |args: &[&str], names: &[&str]| {
+        let o = qsweep(d, &[&["size"][..], args].concat());
+        assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+        let e = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(e.lines().count(), 1, "{}", show(&o));
+        for n in names {
+            assert!(e.contains(n), "'{n}' not named: {}", show(&o));
+        }
+    };
+    err(
+        &["--target", "p99_wait<=0.1", "--rho", "0.9"],
+        &["rho", "--lambda"],
+    );
+    err(
+        &["--target", "p98_wait<=0.1"],
+        &["--target", "p98_wait", "p99_wait"],
+    );
+    err(&["--target", "p99_wait"], &["--target", "no <= or <"]);
+    err(
+        &[
+            "--target",
+            "p99_wait<=1",
+            "--routing",
+            "jsq",
+            "--over",
+            "workers",
+            "--servers",
+            "60",
+        ],
+        &["--over workers", "jsq"],
+    );
+    err(
+        &["--target", "p99_wait<=1", "--over", "dynos"],
+        &["--over", "dynos"],
+    );
+    err(&["--target", "p99_wait<=1", "-o", "s.xlsx"], &[".xlsx"]);
+    let o = qsweep(d, &["size"]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "--target is required: {}",
+        show(&o)
+    );
+}
