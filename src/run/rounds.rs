@@ -995,6 +995,7 @@ pub fn run_growing(engine: &mut dyn Engine, batch: &Batch) -> Result<(BatchOutpu
 mod tests {
     use super::*;
     use crate::engine::cpu::CpuEngine;
+    use crate::engine::BatchOutput;
     use crate::spec::{Spec, SweepArgs};
 
     /// The CPU engine seen as one that hands results over only at the end
@@ -1110,6 +1111,150 @@ mod tests {
         let first = (INITIAL_RATE * FIRST_CALL_SECONDS / rep_work(&points[0])).ceil() as usize;
         assert!(calls[0] <= first, "{calls:?}");
         assert!(calls.iter().any(|&n| n as u64 == CHUNK_REPS), "{calls:?}");
+    }
+
+    /// What the run loop reports of each point: (point, stats, section
+    /// histograms, max_in_system, error).
+    type Full = Vec<(u32, PointStats, Vec<Vec<u64>>, Option<u32>, Option<String>)>;
+
+    fn run_prepared(
+        points: &[PreparedPoint],
+        table: &[f32],
+        reps: u32,
+        engine: &mut dyn Engine,
+        budget: Option<f64>,
+    ) -> Full {
+        let stop = AtomicBool::new(false);
+        let run = Run {
+            table,
+            watch: Watch {
+                stop: &stop,
+                customers: progress::live_counter(),
+            },
+            isolate: true,
+        };
+        let mut got = Vec::new();
+        run_loop(
+            points,
+            reps,
+            engine,
+            &mut |r| {
+                let index = r.point.grid.index;
+                got.push((index, r.stats, r.hist, r.max_in_system, r.error));
+                Ok(())
+            },
+            &run,
+            None,
+            budget,
+        )
+        .unwrap();
+        got
+    }
+
+    #[test]
+    fn queues_grow_tile_by_tile_as_if_unbounded() {
+        let s = spec(|a| {
+            a.routing = vec!["jsq,random".into()];
+            a.servers = vec!["2".into()];
+            a.rho = vec!["0.7,1.3".into()];
+            a.reps = Some("70".into());
+            a.customers = Some("12000".into());
+            a.warmup = Some("0".into());
+            a.allow_unstable = true;
+        });
+        let (points, table) = super::super::prepare(&s, s.points());
+        // The same points with room for their whole queues from the start.
+        let roomy: Vec<PreparedPoint> = points
+            .iter()
+            .map(|p| PreparedPoint {
+                grid: p.grid.clone(),
+                params: PointParams {
+                    capacity: if dispatch::can_overflow(&p.params) {
+                        dispatch::max_capacity(&p.params)
+                    } else {
+                        p.params.capacity
+                    },
+                    ..p.params
+                },
+                scale: p.scale,
+                warmup_auto: p.warmup_auto,
+                pilot: p.pilot,
+                precision: p.precision,
+            })
+            .collect();
+        let reps = s.run.reps;
+        let reference = run_prepared(&roomy, &table, reps, &mut CpuEngine::new(2), None);
+        assert_eq!(reference.len(), 4);
+        // The unstable jsq point outgrows its first capacity.
+        let unstable = reference
+            .iter()
+            .find(|r| r.3.is_some_and(|m| m > dispatch::capacity(2)))
+            .expect("a point whose queue grew");
+        assert!(unstable.4.is_none());
+        let streamed = run_prepared(&points, &table, reps, &mut CpuEngine::new(2), None);
+        assert_eq!(streamed, reference);
+        // Whole calls (as the GPU hands them over): one replication a
+        // call, and everything at once.
+        let mut tiny = Whole::new(1);
+        assert_eq!(
+            run_prepared(&points, &table, reps, &mut tiny, Some(1.0)),
+            reference
+        );
+        let mut big = Whole::new(2);
+        assert_eq!(
+            run_prepared(&points, &table, reps, &mut big, Some(1e15)),
+            reference
+        );
+        // The first call held everything; the grown tiles ran again after.
+        assert_eq!(big.calls[0], 4 * 70);
+        assert!(big.calls.len() > 1, "{:?}", big.calls);
+    }
+
+    /// An engine failing every call that holds point `bad`.
+    struct FailOn {
+        inner: CpuEngine,
+        bad: u32,
+        calls: usize,
+    }
+
+    impl Engine for FailOn {
+        fn label(&self) -> String {
+            "failon".into()
+        }
+        fn run(&mut self, batch: &Batch) -> Result<BatchOutput> {
+            self.calls += 1;
+            if batch.params.iter().any(|p| p.point_index == self.bad) {
+                anyhow::bail!("injected");
+            }
+            self.inner.run(batch)
+        }
+    }
+
+    #[test]
+    fn a_failing_call_is_retried_point_by_point() {
+        let s = spec(|_| {});
+        let (points, table) = super::super::prepare(&s, s.points());
+        let reference = run_prepared(&points, &table, s.run.reps, &mut CpuEngine::new(1), None);
+        let mut failing = FailOn {
+            inner: CpuEngine::new(1),
+            bad: 3,
+            calls: 0,
+        };
+        let got = run_prepared(&points, &table, s.run.reps, &mut failing, Some(1e15));
+        // One call for all six points, then one for each alone.
+        assert_eq!(failing.calls, 7);
+        assert_eq!(got.len(), 6);
+        for (g, r) in got.iter().zip(&reference) {
+            if g.0 == 3 {
+                let e = g.4.as_deref().expect("point 3 failed");
+                assert!(
+                    e.starts_with("failon failed on grid points 3..=3") && e.ends_with("injected"),
+                    "{e}"
+                );
+            } else {
+                assert_eq!(g, r);
+            }
+        }
     }
 
     #[test]
