@@ -11,10 +11,14 @@
 //! ([`REP_BYTES`] each: the results, the round's buffer and the statistics'
 //! copies) and its section histograms; the window of points in flight
 //! (at most [`WINDOW_BYTES`] beyond the largest point); one engine call's
-//! results (at most [`CHUNK_REPS`] replications); and the CPU engine's
-//! per-thread queue state for the largest queue (Kiefer–Wolfowitz heaps of
-//! [`LANES`] replications, or the dispatch kernel's servers, heap, router
-//! counts and queues), twice over for `Vec` growth.
+//! results (at most [`CHUNK_REPS`] replications) and histograms; and the
+//! CPU engine's per-thread queue state for the largest queue
+//! (Kiefer–Wolfowitz heaps of [`LANES`] replications, or the dispatch
+//! kernel's servers, heap, router counts and queues at their first
+//! capacity), twice over for `Vec` growth. A dispatch queue that outgrows
+//! its first capacity grows during the run, up to
+//! `dispatch::state_limit_bytes` (16 MiB for all but the largest systems)
+//! per thread; that is not counted here.
 //!
 //! # Memory (device)
 //! One call's buffers: results, histograms, lane states, and the queue
@@ -168,7 +172,8 @@ pub fn memory_need(
         .fold(0u64, u64::saturating_add);
     let window = window_all.min(WINDOW_BYTES);
     let all_reps: u64 = points.iter().map(|p| u64::from(first_round(p, reps))).sum();
-    let call = all_reps.min(CHUNK_REPS) * 3 * std::mem::size_of::<RepResult>() as u64;
+    let call = all_reps.min(CHUNK_REPS) * 3 * std::mem::size_of::<RepResult>() as u64
+        + call_slots(points, reps) * u64::from(HIST_BINS) * 8;
     let queue = points
         .iter()
         .rev()
@@ -260,6 +265,19 @@ pub fn memory_need(
     ))
 }
 
+/// Histogram slots of one engine call, about: the sections of its points
+/// and, where dispatch queues may grow, one per tile (see `rounds`).
+fn call_slots(points: &[PreparedPoint], reps: u32) -> u64 {
+    let sections = points.len().min(4096) as u64 * 16;
+    let tiles = if points.iter().any(|p| dispatch::can_overflow(&p.params)) {
+        let all_reps: u64 = points.iter().map(|p| u64::from(first_round(p, reps))).sum();
+        all_reps.min(CHUNK_REPS).div_ceil(u64::from(TILE_REPS))
+    } else {
+        0
+    };
+    sections.max(tiles)
+}
+
 /// Device bytes of one engine call, about: the results and lane states of
 /// [`CHUNK_REPS`] replications at most, the histograms of its sections, and
 /// the queue state of the largest dispatch (the GPU plan caps it at 1 GiB
@@ -278,7 +296,7 @@ fn device_bytes(points: &[PreparedPoint], reps: u32) -> u64 {
         })
         .max()
         .unwrap_or(0);
-    let hist = points.len().min(4096) as u64 * 16 * u64::from(HIST_BINS) * 4;
+    let hist = call_slots(points, reps) * u64::from(HIST_BINS) * 4;
     lanes * per_lane + hist + (lanes * state).min(1 << 30)
 }
 

@@ -180,6 +180,11 @@ struct State {
     /// The current round's replications not yet given to a call:
     /// (section, first replication, count).
     next: VecDeque<(u32, u32, u32)>,
+    /// Replications that overflowed, to run again at the capacity they ran
+    /// at, so that what they added to their section's histogram is taken
+    /// back: (section, first replication, count, capacity). They count in
+    /// `round_left` until they are.
+    undo: VecDeque<(u32, u32, u32, u32)>,
     /// Every (section, first replication, count) dealt so far, to simulate
     /// again with a wider histogram range.
     dealt: Vec<(u32, u32, u32)>,
@@ -219,6 +224,7 @@ impl State {
             error: None,
             capacity: 0,
             max_in_system: 0,
+            undo: VecDeque::new(),
             dealt: next.iter().copied().collect(),
             next,
             params: p.params,
@@ -304,7 +310,8 @@ impl State {
 
     /// Replications handed to calls but not finished, or not yet handed.
     fn pending_reps(&self) -> u64 {
-        self.next.iter().map(|x| u64::from(x.2)).sum()
+        let undo: u64 = self.undo.iter().map(|x| u64::from(x.2)).sum();
+        undo + self.next.iter().map(|x| u64::from(x.2)).sum::<u64>()
     }
 
     /// Bytes it holds (histograms and results), roughly.
@@ -366,12 +373,23 @@ struct Window<'p> {
     streams: bool,
 }
 
-/// One engine call: its points' parameters and tiles, and for each tile
-/// the point (index into `points`) and section it belongs to.
+/// Whose a tile of a call is.
+#[derive(Clone, Copy)]
+struct Owner {
+    /// Index into `points`.
+    point: usize,
+    section: u32,
+    /// The tile takes back from its section's histogram what its
+    /// replications added when they overflowed (see [`State::undo`]).
+    undo: bool,
+}
+
+/// One engine call: its points' parameters and tiles, and whose each tile
+/// is.
 struct Call {
     params: Vec<PointParams>,
     tiles: Vec<Tile>,
-    owner: Vec<(usize, u32)>,
+    owner: Vec<Owner>,
     slots: u32,
     work: f64,
     /// The points of the call, first and last.
@@ -390,17 +408,26 @@ impl Call {
         }
     }
 
+    /// The index of `params` in the call's records, added if new.
+    fn record(&mut self, params: PointParams) -> u32 {
+        match self.params.iter().position(|q| *q == params) {
+            Some(i) => i as u32,
+            None => {
+                self.params.push(params);
+                self.params.len() as u32 - 1
+            }
+        }
+    }
+
     /// A call of `tiles` (indices into this call's, all of one point
-    /// `point`), with their own parameter record and histogram slots.
+    /// `point`), with their own parameter records and histogram slots.
     fn subset(&self, point: usize, tiles: &[usize], points: &[PreparedPoint]) -> Call {
         let mut call = Call::empty(point);
         let mut slots: Vec<(u32, u32)> = Vec::new();
         for &i in tiles {
             let t = &self.tiles[i];
-            debug_assert_eq!(self.owner[i].0, point);
-            if call.params.is_empty() {
-                call.params.push(self.params[t.param_index as usize]);
-            }
+            debug_assert_eq!(self.owner[i].point, point);
+            let param_index = call.record(self.params[t.param_index as usize]);
             let slot = match slots.iter().find(|s| s.0 == t.hist_slot) {
                 Some(s) => s.1,
                 None => {
@@ -410,7 +437,7 @@ impl Call {
                 }
             };
             call.tiles.push(Tile {
-                param_index: 0,
+                param_index,
                 hist_slot: slot,
                 ..*t
             });
@@ -462,8 +489,9 @@ impl<'p> Window<'p> {
     /// The next call: the window's pending replications in grid order, up
     /// to `budget` work and [`CHUNK_REPS`] replications (at least one).
     /// Tiles of a point whose dispatch queues may overflow get a histogram
-    /// slot each (so an overflowed tile can be run again alone); the
-    /// others one per piece of a section.
+    /// slot each (so an overflowed tile can be accounted for, or not, on
+    /// its own); the others one per piece of a section. A point's undo
+    /// tiles come before its round's.
     fn next_call(&mut self, budget: f64) -> Call {
         let mut call = Call::empty(self.first);
         let mut reps = 0u64;
@@ -473,8 +501,17 @@ impl<'p> Window<'p> {
             let cost = rep_work(p);
             let params = self.states[i].call_params();
             let slot_per_tile = dispatch::can_overflow(&params);
-            let mut param_index = None;
-            while let Some(&(section, rep_start, count)) = self.states[i].next.front() {
+            // The point's records in the call: (capacity, index).
+            let mut records: Vec<(u32, u32)> = Vec::new();
+            loop {
+                let st = &self.states[i];
+                let (undo, (section, rep_start, count), capacity) = match st.undo.front() {
+                    Some(&(s, r, n, c)) => (true, (s, r, n), c),
+                    None => match st.next.front() {
+                        Some(&x) => (false, x, params.capacity),
+                        None => break,
+                    },
+                };
                 let room_work = ((budget - call.work) / cost).floor().max(0.0) as u64;
                 let room = room_work.min(CHUNK_REPS - reps);
                 let mut take = u64::from(count).min(room) as u32;
@@ -485,15 +522,27 @@ impl<'p> Window<'p> {
                     take = 1;
                 }
                 let st = &mut self.states[i];
-                if take == count {
-                    st.next.pop_front();
-                } else {
-                    st.next[0] = (section, rep_start + take, count - take);
+                match (undo, take == count) {
+                    (true, true) => {
+                        st.undo.pop_front();
+                    }
+                    (true, false) => {
+                        st.undo[0] = (section, rep_start + take, count - take, capacity)
+                    }
+                    (false, true) => {
+                        st.next.pop_front();
+                    }
+                    (false, false) => st.next[0] = (section, rep_start + take, count - take),
                 }
-                let param_index = *param_index.get_or_insert_with(|| {
-                    call.params.push(params);
-                    call.params.len() as u32 - 1
-                });
+                let param_index = match records.iter().find(|r| r.0 == capacity) {
+                    Some(r) => r.1,
+                    None => {
+                        call.params.push(PointParams { capacity, ..params });
+                        let index = call.params.len() as u32 - 1;
+                        records.push((capacity, index));
+                        index
+                    }
+                };
                 let mut slot = None;
                 let mut r = rep_start;
                 while r < rep_start + take {
@@ -508,7 +557,11 @@ impl<'p> Window<'p> {
                         rep_start: r,
                         rep_count: n,
                     });
-                    call.owner.push((point, section));
+                    call.owner.push(Owner {
+                        point,
+                        section,
+                        undo,
+                    });
                     r += n;
                 }
                 reps += u64::from(take);
@@ -521,11 +574,17 @@ impl<'p> Window<'p> {
 
     /// Accounts for a finished tile of `call`; reports the points now done.
     ///
-    /// A tile in which a dispatch replication overflowed its capacity is
-    /// not accounted for: the point's capacity grows and the tile's
-    /// replications go back to the front of its round (they run again,
-    /// whole, in the next call). At the largest capacity the tile is
-    /// accounted for as it is, and the point fails when its round is done.
+    /// A tile in which dispatch replications overflowed their capacity,
+    /// while a larger one is within the limit, grows the point's capacity,
+    /// and its overflowed replications run again at it (they go back to the
+    /// front of the round). Where at least half the tile's replications
+    /// overflowed, the tile is not accounted for at all and all of them run
+    /// again; otherwise the others are accounted for, and the overflowed
+    /// ones also run again at the capacity they overflowed, in undo tiles
+    /// whose histograms are subtracted from their section's (the engines
+    /// are deterministic, so that takes back exactly what they added). At
+    /// the largest capacity the tile is accounted for as it is, and the
+    /// point fails when its round is done.
     fn tile_done(
         &mut self,
         call: &Call,
@@ -534,9 +593,9 @@ impl<'p> Window<'p> {
     ) -> Result<()> {
         let tile = &call.tiles[t.tile];
         let params = &call.params[tile.param_index as usize];
-        let (point, section) = call.owner[t.tile];
-        let p = &self.points[point];
-        let st = self.state(point);
+        let owner = call.owner[t.tile];
+        let p = &self.points[owner.point];
+        let st = self.state(owner.point);
         if st.done.is_some() {
             // A point that already failed: its other tiles are dropped.
             return Ok(());
@@ -544,27 +603,55 @@ impl<'p> Window<'p> {
         st.seconds += t.seconds;
         let customers = f64::from(tile.rep_count) * rep_customers(p);
         progress::customers_done(customers);
-        let overflowed = dispatch::can_overflow(params)
-            && t.reps
-                .iter()
-                .any(|r| r.status & rep_status::QUEUE_OVERFLOW != 0);
-        if overflowed {
-            if let Some(c) = dispatch::grow(params, params.dispatch_capacity()) {
-                st.capacity = st.capacity.max(c);
-                st.next
-                    .push_front((section, tile.rep_start, tile.rep_count));
-                progress::plan_more(customers);
-                return Ok(());
+        let hist = &mut st.hist[owner.section as usize];
+        if owner.undo {
+            for (dst, &src) in hist.iter_mut().zip(t.hist) {
+                *dst = dst.checked_sub(src).context(
+                    "re-running overflowed replications at the same capacity did not reproduce \
+                     their waits (the engine is not deterministic)",
+                )?;
             }
-        }
-        let at = (tile.rep_start - st.round_start) as usize;
-        st.round[at..at + t.reps.len()].copy_from_slice(t.reps);
-        if !t.hist.is_empty() {
-            for (dst, &src) in st.hist[section as usize].iter_mut().zip(t.hist) {
+            st.round_left -= tile.rep_count;
+        } else {
+            let overflowed: Vec<u32> = if dispatch::can_overflow(params) {
+                (0..t.reps.len() as u32)
+                    .filter(|&l| t.reps[l as usize].status & rep_status::QUEUE_OVERFLOW != 0)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let grown = if overflowed.is_empty() {
+                None
+            } else {
+                dispatch::grow(params, params.dispatch_capacity())
+            };
+            let mut again = 0;
+            if let Some(c) = grown {
+                st.capacity = st.capacity.max(c);
+                if 2 * overflowed.len() >= t.reps.len() {
+                    st.next
+                        .push_front((owner.section, tile.rep_start, tile.rep_count));
+                    progress::plan_more(customers);
+                    return Ok(());
+                }
+                for run in overflowed.chunk_by(|a, b| a + 1 == *b) {
+                    let (first, n) = (tile.rep_start + run[0], run.len() as u32);
+                    st.undo
+                        .push_back((owner.section, first, n, params.capacity));
+                    st.next.push_front((owner.section, first, n));
+                    progress::plan_more(2.0 * f64::from(n) * rep_customers(p));
+                    again += n;
+                }
+            }
+            let at = (tile.rep_start - st.round_start) as usize;
+            st.round[at..at + t.reps.len()].copy_from_slice(t.reps);
+            for (dst, &src) in hist.iter_mut().zip(t.hist) {
                 *dst += src;
             }
+            // The overflowed ones count twice until they are done: run
+            // again, and undone.
+            st.round_left = st.round_left - tile.rep_count + 2 * again;
         }
-        st.round_left -= tile.rep_count;
         if st.round_left == 0 {
             finish_round(p, st);
         }
@@ -584,6 +671,7 @@ impl<'p> Window<'p> {
         st.error = Some(format!("{e:#}").replace('\n', " "));
         st.done = Some(false);
         st.next.clear();
+        st.undo.clear();
         st.round = Vec::new();
         st.round_left = 0;
     }
@@ -742,7 +830,7 @@ fn run_loop<'p>(
                 // The tiles it did not finish, point by point: a point the
                 // engine fails on alone fails; the others go on.
                 let undone: Vec<usize> = (0..call.tiles.len()).filter(|&i| !delivered[i]).collect();
-                let mut failing: Vec<usize> = undone.iter().map(|&i| call.owner[i].0).collect();
+                let mut failing: Vec<usize> = undone.iter().map(|&i| call.owner[i].point).collect();
                 failing.dedup();
                 if call.span.0 == call.span.1 {
                     window.fail(call.span.0, &e);
@@ -751,7 +839,7 @@ fn run_loop<'p>(
                         let tiles: Vec<usize> = undone
                             .iter()
                             .copied()
-                            .filter(|&i| call.owner[i].0 == point)
+                            .filter(|&i| call.owner[i].point == point)
                             .collect();
                         let alone = call.subset(point, &tiles, points);
                         if let Err((e, _)) = run_call(engine, &mut window, &alone, run, on_point)? {
@@ -1153,7 +1241,10 @@ mod tests {
 
     #[test]
     fn queues_grow_tile_by_tile_as_if_unbounded() {
-        let s = spec(|a| {
+        // An unstable point, every replication of which overflows, and a
+        // heavy one, a few of whose replications do (so both ways of
+        // running overflowed replications again are used).
+        let unstable = |a: &mut SweepArgs| {
             a.routing = vec!["jsq,random".into()];
             a.servers = vec!["2".into()];
             a.rho = vec!["0.7,1.3".into()];
@@ -1161,53 +1252,66 @@ mod tests {
             a.customers = Some("12000".into());
             a.warmup = Some("0".into());
             a.allow_unstable = true;
-        });
-        let (points, table) = super::super::prepare(&s, s.points());
-        // The same points with room for their whole queues from the start.
-        let roomy: Vec<PreparedPoint> = points
-            .iter()
-            .map(|p| PreparedPoint {
-                grid: p.grid.clone(),
-                params: PointParams {
-                    capacity: if dispatch::can_overflow(&p.params) {
-                        dispatch::max_capacity(&p.params)
-                    } else {
-                        p.params.capacity
+        };
+        let heavy = |a: &mut SweepArgs| {
+            a.routing = vec!["jsq".into()];
+            a.servers = vec!["2".into()];
+            a.rho = vec!["0.99".into()];
+            a.service = vec!["hyperexp(scv=10,mean=1)".into()];
+            a.reps = Some("64".into());
+            a.customers = Some("150000".into());
+            a.warmup = Some("0".into());
+        };
+        for s in [spec(unstable), spec(heavy)] {
+            let (points, table) = super::super::prepare(&s, s.points());
+            // The same points with room for their whole queues from the
+            // start.
+            let roomy: Vec<PreparedPoint> = points
+                .iter()
+                .map(|p| PreparedPoint {
+                    grid: p.grid.clone(),
+                    params: PointParams {
+                        capacity: if dispatch::can_overflow(&p.params) {
+                            dispatch::max_capacity(&p.params)
+                        } else {
+                            p.params.capacity
+                        },
+                        ..p.params
                     },
-                    ..p.params
-                },
-                scale: p.scale,
-                warmup_auto: p.warmup_auto,
-                pilot: p.pilot,
-                precision: p.precision,
-            })
-            .collect();
-        let reps = s.run.reps;
-        let reference = run_prepared(&roomy, &table, reps, &mut CpuEngine::new(2), None);
-        assert_eq!(reference.len(), 4);
-        // The unstable jsq point outgrows its first capacity.
-        let unstable = reference
-            .iter()
-            .find(|r| r.3.is_some_and(|m| m > dispatch::capacity(2)))
-            .expect("a point whose queue grew");
-        assert!(unstable.4.is_none());
-        let streamed = run_prepared(&points, &table, reps, &mut CpuEngine::new(2), None);
-        assert_eq!(streamed, reference);
-        // Whole calls (as the GPU hands them over): one replication a
-        // call, and everything at once.
-        let mut tiny = Whole::new(1);
-        assert_eq!(
-            run_prepared(&points, &table, reps, &mut tiny, Some(1.0)),
-            reference
-        );
-        let mut big = Whole::new(2);
-        assert_eq!(
-            run_prepared(&points, &table, reps, &mut big, Some(1e15)),
-            reference
-        );
-        // The first call held everything; the grown tiles ran again after.
-        assert_eq!(big.calls[0], 4 * 70);
-        assert!(big.calls.len() > 1, "{:?}", big.calls);
+                    scale: p.scale,
+                    warmup_auto: p.warmup_auto,
+                    pilot: p.pilot,
+                    precision: p.precision,
+                })
+                .collect();
+            let reps = s.run.reps;
+            let reference = run_prepared(&roomy, &table, reps, &mut CpuEngine::new(2), None);
+            assert_eq!(reference.len(), points.len());
+            // A point outgrows its first capacity.
+            let grew = reference
+                .iter()
+                .find(|r| r.3.is_some_and(|m| m > dispatch::capacity(2)))
+                .expect("a point whose queue grew");
+            assert!(grew.4.is_none());
+            let streamed = run_prepared(&points, &table, reps, &mut CpuEngine::new(2), None);
+            assert_eq!(streamed, reference);
+            // Whole calls (as the GPU hands them over): one replication a
+            // call, and everything at once.
+            let mut tiny = Whole::new(1);
+            assert_eq!(
+                run_prepared(&points, &table, reps, &mut tiny, Some(1.0)),
+                reference
+            );
+            let mut big = Whole::new(2);
+            assert_eq!(
+                run_prepared(&points, &table, reps, &mut big, Some(1e15)),
+                reference
+            );
+            // The first call held everything; the overflowed replications
+            // ran again after.
+            assert_eq!(big.calls[0], points.len() * reps as usize);
+            assert!(big.calls.len() > 1, "{:?}", big.calls);
+        }
     }
 
     /// An engine failing every call that holds point `bad`.
