@@ -949,25 +949,27 @@ pub fn size(args: &SizeArgs) -> Result<()> {
     )?;
     say(&format!("qsweep: backend: {}", chosen.reason));
     let mut engine = chosen.engine;
+    let label = engine.label();
     let stop = std::sync::atomic::AtomicBool::new(false);
     let started = std::time::Instant::now();
+    let mut evaluator = size::Evaluator::new(engine.as_mut(), args.simulate, &stop);
     let mut rows: Vec<Vec<String>> = Vec::new();
-    for case in &cases {
+    for (id, case) in cases.iter().enumerate() {
         let what = case.describe(&spec);
         for target in &targets {
             let mut eval = |n: u32| {
-                let e = size::evaluate(case, n, target, engine.as_mut(), args.simulate, &stop)?;
+                let e = evaluator.eval(id, case, n, target)?;
                 let side = if e.meets(target) { "meets" } else { "misses" };
+                let cost = match (e.reused, e.seconds) {
+                    (true, _) => ", simulated before".to_string(),
+                    (false, s) if s > 0.0 => format!(", {s:.1} s"),
+                    _ => String::new(),
+                };
                 say(&format!(
-                    "qsweep: size: {what} {target}: {}={n}: {} ({}{}) {side}",
+                    "qsweep: size: {what} {target}: {}={n}: {} ({}{cost}) {side}",
                     over.name(),
                     e.shown(),
                     e.how,
-                    if e.seconds > 0.0 {
-                        format!(", {:.1} s", e.seconds)
-                    } else {
-                        String::new()
-                    }
                 ));
                 Ok(e)
             };
@@ -983,7 +985,7 @@ pub fn size(args: &SizeArgs) -> Result<()> {
         cases.len(),
         targets.len(),
         started.elapsed().as_secs_f64(),
-        engine.label()
+        label
     );
     if let (Some(out), Some(format)) = (&args.sweep.out, format) {
         qsweep::export::write_output(out, &table.encode(format)?, true)?;
