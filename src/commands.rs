@@ -965,11 +965,21 @@ pub fn size(args: &SizeArgs) -> Result<()> {
                     (false, s) if s > 0.0 => format!(", {s:.1} s"),
                     _ => String::new(),
                 };
+                let how = match e.how {
+                    size::How::Unstable | size::How::Overflow => String::new(),
+                    ref how => how.to_string(),
+                };
+                let note = format!("{how}{cost}");
+                let note = note.trim_start_matches(", ");
                 say(&format!(
-                    "qsweep: size: {what} {target}: {}={n}: {} ({}{cost}) {side}",
+                    "qsweep: size: {what} {target}: {}={n}: {}{} {side}",
                     over.name(),
                     e.shown(),
-                    e.how,
+                    if note.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({note})")
+                    },
                 ));
                 Ok(e)
             };
@@ -979,7 +989,13 @@ pub fn size(args: &SizeArgs) -> Result<()> {
     }
     let header = SIZE_COLUMNS.map(String::from).to_vec();
     let table = Table { header, rows };
-    print!("{}", size_summary(&table, &spec, over));
+    let to_stdout = args.sweep.out.as_deref() == Some(std::path::Path::new("-"));
+    if to_stdout {
+        // stdout holds the CSV.
+        eprint!("{}", size_summary(&table, &spec, over));
+    } else {
+        print!("{}", size_summary(&table, &spec, over));
+    }
     eprintln!(
         "qsweep: sized {} cases × {} targets in {:.1} s on {}",
         cases.len(),
@@ -994,7 +1010,7 @@ pub fn size(args: &SizeArgs) -> Result<()> {
             table.rows.len(),
             out.display()
         );
-    } else if args.sweep.out.as_deref() == Some(std::path::Path::new("-")) {
+    } else if to_stdout {
         qsweep::export::write_output(
             std::path::Path::new("-"),
             &table.encode(Format::Csv)?,
