@@ -966,6 +966,7 @@ pub fn size(args: &SizeArgs) -> Result<()> {
                     _ => String::new(),
                 };
                 let how = match e.how {
+                    _ if e.reused => String::new(),
                     size::How::Unstable | size::How::Overflow => String::new(),
                     ref how => how.to_string(),
                 };
