@@ -63,6 +63,7 @@ pub fn run(args: &RunArgs, extras: &mut Extras) -> Result<()> {
         shard: args.shard.as_deref(),
         from_meta: args.from_meta.as_deref(),
     })?;
+    extras.check_out()?;
     let mode = progress::Mode::detect(args.quiet);
     let say = |msg: &str| {
         if mode != progress::Mode::Quiet {
@@ -215,6 +216,10 @@ pub struct Extras {
     stdout: Option<StdoutRows>,
     /// `-o x.json|.md|.parquet`: written from the CSV when the run completes.
     export: Option<(PathBuf, Format)>,
+    /// An output name with an unknown extension: refused once the session
+    /// has made its own checks (an output that is the spec, say, is named
+    /// as such).
+    bad_out: Option<qsweep::UsageError>,
     /// `--hist FILE`, opened at the first point (so bad input leaves no file).
     hist_path: Option<(PathBuf, bool, bool)>,
     hist: Option<HistSink>,
@@ -283,7 +288,17 @@ impl Extras {
             });
             return Ok((args, extras));
         }
-        let format = Format::of_path(&out)?;
+        if out.to_string_lossy().ends_with(".meta.json") {
+            // Not a JSON export: the session refuses a meta file's name.
+            return Ok((args, extras));
+        }
+        let format = match Format::of_path(&out) {
+            Ok(f) => f,
+            Err(e) => {
+                extras.bad_out = Some(e);
+                return Ok((args, extras));
+            }
+        };
         if format != Format::Csv {
             if !args.resume {
                 qsweep::export::check_new(&out, force)?;
@@ -292,6 +307,14 @@ impl Extras {
             extras.export = Some((out, format));
         }
         Ok((args, extras))
+    }
+
+    /// Refuses an output name with an unknown extension (see `bad_out`).
+    fn check_out(&mut self) -> Result<()> {
+        match self.bad_out.take() {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
     }
 
     /// A finished point's row (and histogram).
