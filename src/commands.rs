@@ -63,6 +63,7 @@ pub fn run(args: &RunArgs, extras: &mut Extras) -> Result<()> {
         shard: args.shard.as_deref(),
         from_meta: args.from_meta.as_deref(),
     })?;
+    extras.check_out()?;
     let mode = progress::Mode::detect(args.quiet);
     let say = |msg: &str| {
         if mode != progress::Mode::Quiet {
@@ -244,6 +245,10 @@ pub struct Extras {
     stdout: Option<StdoutRows>,
     /// `-o x.json|.md|.parquet`: written from the CSV when the run completes.
     export: Option<(PathBuf, Format)>,
+    /// An output name with an unknown extension: refused once the session
+    /// has made its own checks (an output that is the spec, say, is named
+    /// as such).
+    bad_out: Option<qsweep::UsageError>,
     /// `--hist FILE`, opened at the first point (so bad input leaves no file).
     hist_path: Option<(PathBuf, bool, bool)>,
     hist: Option<HistSink>,
@@ -312,7 +317,17 @@ impl Extras {
             });
             return Ok((args, extras));
         }
-        let format = Format::of_path(&out)?;
+        if out.to_string_lossy().ends_with(".meta.json") {
+            // Not a JSON export: the session refuses a meta file's name.
+            return Ok((args, extras));
+        }
+        let format = match Format::of_path(&out) {
+            Ok(f) => f,
+            Err(e) => {
+                extras.bad_out = Some(e);
+                return Ok((args, extras));
+            }
+        };
         if format != Format::Csv {
             if !args.resume {
                 qsweep::export::check_new(&out, force)?;
@@ -321,6 +336,14 @@ impl Extras {
             extras.export = Some((out, format));
         }
         Ok((args, extras))
+    }
+
+    /// Refuses an output name with an unknown extension (see `bad_out`).
+    fn check_out(&mut self) -> Result<()> {
+        match self.bad_out.take() {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
     }
 
     /// A finished point's row (and histogram).
@@ -911,25 +934,38 @@ pub fn size(args: &SizeArgs) -> Result<()> {
     )?;
     say(&format!("qsweep: backend: {}", chosen.reason));
     let mut engine = chosen.engine;
+    let label = engine.label();
     let stop = std::sync::atomic::AtomicBool::new(false);
     let started = std::time::Instant::now();
+    let mut evaluator = size::Evaluator::new(engine.as_mut(), args.simulate, &stop);
     let mut rows: Vec<Vec<String>> = Vec::new();
-    for case in &cases {
+    for (id, case) in cases.iter().enumerate() {
         let what = case.describe(&spec);
         for target in &targets {
             let mut eval = |n: u32| {
-                let e = size::evaluate(case, n, target, engine.as_mut(), args.simulate, &stop)?;
+                let e = evaluator.eval(id, case, n, target)?;
                 let side = if e.meets(target) { "meets" } else { "misses" };
+                let cost = match (e.reused, e.seconds) {
+                    (true, _) => ", simulated before".to_string(),
+                    (false, s) if s > 0.0 => format!(", {s:.1} s"),
+                    _ => String::new(),
+                };
+                let how = match e.how {
+                    _ if e.reused => String::new(),
+                    size::How::Unstable | size::How::Overflow => String::new(),
+                    ref how => how.to_string(),
+                };
+                let note = format!("{how}{cost}");
+                let note = note.trim_start_matches(", ");
                 say(&format!(
-                    "qsweep: size: {what} {target}: {}={n}: {} ({}{}) {side}",
+                    "qsweep: size: {what} {target}: {}={n}: {}{} {side}",
                     over.name(),
                     e.shown(),
-                    e.how,
-                    if e.seconds > 0.0 {
-                        format!(", {:.1} s", e.seconds)
-                    } else {
+                    if note.is_empty() {
                         String::new()
-                    }
+                    } else {
+                        format!(" ({note})")
+                    },
                 ));
                 Ok(e)
             };
@@ -939,13 +975,19 @@ pub fn size(args: &SizeArgs) -> Result<()> {
     }
     let header = SIZE_COLUMNS.map(String::from).to_vec();
     let table = Table { header, rows };
-    print!("{}", size_summary(&table, &spec, over));
+    let to_stdout = args.sweep.out.as_deref() == Some(std::path::Path::new("-"));
+    if to_stdout {
+        // stdout holds the CSV.
+        eprint!("{}", size_summary(&table, &spec, over));
+    } else {
+        print!("{}", size_summary(&table, &spec, over));
+    }
     eprintln!(
         "qsweep: sized {} cases × {} targets in {:.1} s on {}",
         cases.len(),
         targets.len(),
         started.elapsed().as_secs_f64(),
-        engine.label()
+        label
     );
     if let (Some(out), Some(format)) = (&args.sweep.out, format) {
         qsweep::export::write_output(out, &table.encode(format)?, true)?;
@@ -954,7 +996,7 @@ pub fn size(args: &SizeArgs) -> Result<()> {
             table.rows.len(),
             out.display()
         );
-    } else if args.sweep.out.as_deref() == Some(std::path::Path::new("-")) {
+    } else if to_stdout {
         qsweep::export::write_output(
             std::path::Path::new("-"),
             &table.encode(Format::Csv)?,
