@@ -147,6 +147,13 @@ fn rebase_period(servers: u32) -> u32 {
     return max(servers, 32u);
 }
 
+// 1.0, read from the pass's uniform (`info.lanes` is never 0) so that no
+// compiler can fold it. A product with it is a barrier fast math cannot
+// reassociate across (Metal compiles with fast math): it keeps the Kahan
+// compensation below from being simplified to zero and sums such as
+// `t + wait + service` in the CPU twin's order. Set by `run_tile`.
+var<private> opaque_one: f32;
+
 // Per-replication accumulators: f32 block sums folded into Kahan sums.
 struct Recorder {
     wait: vec4<f32>,   // Kahan sums: wait, sojourn, service, interarrival
@@ -180,7 +187,7 @@ fn rec_init(inv_scale: f32) {
 
 fn rec_flush() {
     let y = rec.block - rec.carry;
-    let t = rec.wait + y;
+    let t = (rec.wait + y) * opaque_one;
     rec.carry = (t - rec.wait) - y;
     rec.wait = t;
     rec.block = vec4<f32>(0.0);
@@ -268,6 +275,7 @@ fn state_load(slot: u32, inv_scale: f32) -> LaneState {
 // tile's histograms are merged into the slot's at the end of the pass.
 fn run_tile(wg: vec3<u32>, lane: u32) {
     let local_tile = wg.x + wg.y * info.groups_x;
+    opaque_one = f32(min(info.lanes, 1u));
     hist_clear(lane);
     workgroupBarrier();
     let active_tile = local_tile < info.tiles;

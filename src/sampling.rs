@@ -1,9 +1,10 @@
 //! Drawing from a [`Law`]: the CPU twin of `shaders/sampling.wgsl`.
 //!
 //! Both sides consume the same random words in the same order and do the
-//! same f32 arithmetic, so per-replication results differ only by the last
-//! bits of transcendental functions. Keep the two files in step: every
-//! function here has a WGSL namesake.
+//! same f32 arithmetic, including `ln` and `exp` ([`fast_ln`], [`fast_exp`]:
+//! polynomials, not a driver's builtins), so per-replication results differ
+//! at most where a GPU compiler fuses a multiply and an add. Keep the two
+//! files in step: every function here has a WGSL namesake.
 //!
 //! Samplers (all f32):
 //! - exponential, Weibull, bounded Pareto, hyperexponential and the
@@ -26,8 +27,11 @@ use crate::rng::Lanes;
 
 /// Natural logarithm for the CPU engine: Cephes `logf` (Moshier, "Methods
 /// and Programs for Mathematical Functions", 1989), within 2 ulp on normal
-/// positive inputs (the only inputs the samplers produce; zero gives −∞). Inlined and branch-free, so replication loops vectorize;
-/// the GPU uses its builtin `log`, and the two differ only in the last bits.
+/// positive inputs (the only inputs the samplers produce; zero gives −∞).
+/// Inlined and branch-free, so replication loops vectorize. The WGSL twin
+/// (`fast_ln` in `shaders/sampling.wgsl`) replaces the builtin `log`, whose
+/// accuracy is the driver's: thinning counts and gamma acceptance branch on
+/// it, so both engines must take the same branches.
 #[inline(always)]
 pub fn fast_ln(x: f32) -> f32 {
     const SQRT_HALF: f32 = std::f32::consts::FRAC_1_SQRT_2;
@@ -65,8 +69,8 @@ pub fn fast_ln(x: f32) -> f32 {
 /// Exponential for the CPU engine: Cephes `expf` (Moshier, 1989), within
 /// 2 ulp over the normal range; +∞ above ln(f32::MAX), 0 where the result
 /// would be subnormal (as GPUs flush it). Branch-free and inlined, so
-/// replication loops vectorize (the libm call does not); the GPU uses its
-/// builtin `exp`, and the two differ only in the last bits.
+/// replication loops vectorize (the libm call does not); the WGSL twin
+/// (`fast_exp`) replaces the builtin `exp` for the reason [`fast_ln`] gives.
 #[inline(always)]
 pub fn fast_exp(x: f32) -> f32 {
     const MAX_ARG: f32 = 88.722_84;
