@@ -95,12 +95,13 @@ pub const TARGET_PASS_SECONDS: f64 = 0.03;
 
 /// Loop iterations ([`loop_cost_per_customer`] × customers, summed over a
 /// pass's replications) per second that a hardware adapter is assumed to run
-/// before its kernel has been measured: about lavapipe's rate on two cores
-/// (2e7 M/M/1 customers/s of 20 loop iterations each, measured on the
-/// project's CI machine), which any hardware GPU exceeds, so a first pass
-/// takes at most about [`TARGET_PASS_SECONDS`]; later passes are sized from
-/// measurements.
-const START_LOOPS_PER_SECOND: f64 = 4e8;
+/// before its kernel has been measured. Lavapipe's slowest kernel on the
+/// development machine's two cores runs about this many (README, Speed: jsq
+/// with R = 100 at 9 × 10⁵ customers/s, about 100 loop iterations each; its
+/// M/M/1 runs 2 × 10⁹), and any hardware GPU is faster, so a first pass takes
+/// at most about [`TARGET_PASS_SECONDS`]. Later passes grow from
+/// measurements, at most [`MAX_SPEEDUP_PER_PASS`] times per pass.
+const START_LOOPS_PER_SECOND: f64 = 1e8;
 
 /// How much faster than predicted one measured pass may make the next: a
 /// pass measured as (say) 100x faster than expected (a timer glitch, or a
