@@ -135,6 +135,7 @@ pub fn run(args: &RunArgs, extras: &mut Extras) -> Result<()> {
             shown.join(", ")
         ));
     }
+    session.record_device(engine.device_report());
     session.finish(result)?;
     extras.finish(&session.out)?;
 

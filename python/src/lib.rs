@@ -247,6 +247,7 @@ fn simulate(
         // `finish` would print a resume command for it).
         return Err(result.expect_err("checked"));
     }
+    session.record_device(engine.device_report());
     session.finish(result)?;
     Ok(Finished {
         engines: session.engines(),
