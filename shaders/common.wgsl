@@ -108,8 +108,11 @@ struct LaneState {
 @group(0) @binding(5) var<uniform> info: DispatchInfo;
 @group(0) @binding(7) var<storage, read_write> lane_state: array<LaneState>;
 
-// The tile's histograms (waits, then sojourns), merged into `hist` at the end.
-var<workgroup> tile_hist: array<atomic<u32>, HIST_SLOT_WORDS>;
+// The tile's wait histogram, one u32 count per bin, merged into `hist` at
+// the end of each pass (`hist_flush`). In `hist` each bin is a u64 count as
+// HIST_WORDS_PER_BIN (2) words, low then high: slot s, bin i at
+// (s * HIST_BINS + i) * HIST_WORDS_PER_BIN.
+var<workgroup> tile_hist: array<atomic<u32>, HIST_BINS>;
 
 // Twin of `contract::hist_bin`. Selects, not early returns: Mesa turns
 // each return into masked control flow, which costs more than the whole
@@ -126,16 +129,25 @@ fn hist_bin(v: f32) -> u32 {
 }
 
 fn hist_clear(lane: u32) {
-    for (var i = lane; i < HIST_SLOT_WORDS; i += TILE_REPS) {
+    for (var i = lane; i < HIST_BINS; i += TILE_REPS) {
         atomicStore(&tile_hist[i], 0u);
     }
 }
 
+// Adds the tile's counts to the slot's u64 bins: the low word wraps, and the
+// one atomicAdd that carries it past 2^32 (its old value above 2^32 - 1 - v)
+// adds the carry to the high word. Adds from other workgroups may interleave:
+// each wrap of the low word is seen by exactly one of them, so once every
+// pass is done each (low, high) pair is the exact sum.
 fn hist_flush(lane: u32, slot: u32) {
-    for (var i = lane; i < HIST_SLOT_WORDS; i += TILE_REPS) {
+    for (var i = lane; i < HIST_BINS; i += TILE_REPS) {
         let v = atomicLoad(&tile_hist[i]);
         if (v != 0u) {
-            atomicAdd(&hist[slot * HIST_SLOT_WORDS + i], v);
+            let lo = (slot * HIST_BINS + i) * HIST_WORDS_PER_BIN;
+            let old = atomicAdd(&hist[lo], v);
+            if (old > 0xffffffffu - v) {
+                atomicAdd(&hist[lo + 1u], 1u);
+            }
         }
     }
 }
@@ -146,6 +158,13 @@ fn hist_flush(lane: u32, slot: u32) {
 fn rebase_period(servers: u32) -> u32 {
     return max(servers, 32u);
 }
+
+// 1.0, read from the pass's uniform (`info.lanes` is never 0) so that no
+// compiler can fold it. A product with it is a barrier fast math cannot
+// reassociate across (Metal compiles with fast math): it keeps the Kahan
+// compensation below from being simplified to zero and sums such as
+// `t + wait + service` in the CPU twin's order. Set by `run_tile`.
+var<private> opaque_one: f32;
 
 // Per-replication accumulators: f32 block sums folded into Kahan sums.
 struct Recorder {
@@ -180,7 +199,7 @@ fn rec_init(inv_scale: f32) {
 
 fn rec_flush() {
     let y = rec.block - rec.carry;
-    let t = rec.wait + y;
+    let t = (rec.wait + y) * opaque_one;
     rec.carry = (t - rec.wait) - y;
     rec.wait = t;
     rec.block = vec4<f32>(0.0);
@@ -268,6 +287,7 @@ fn state_load(slot: u32, inv_scale: f32) -> LaneState {
 // tile's histograms are merged into the slot's at the end of the pass.
 fn run_tile(wg: vec3<u32>, lane: u32) {
     let local_tile = wg.x + wg.y * info.groups_x;
+    opaque_one = f32(min(info.lanes, 1u));
     hist_clear(lane);
     workgroupBarrier();
     let active_tile = local_tile < info.tiles;

@@ -329,7 +329,7 @@ fn run_lwl(p: PointParams, end: u32, clock: Clock) -> Clock {
         }
         let wait = max(bv - t, 0.0);
         let service = draw_service(p.service);
-        stf(o_free + best, t + wait + service);
+        stf(o_free + best, (t + wait) * opaque_one + service);
         record(p, wait, service, a);
     }
     return Clock(t, since);
@@ -377,7 +377,7 @@ fn run_system(p: PointParams, end: u32, total: u32, clock: Clock) -> Clock {
                     st(o_qmeta + 2u * k + 1u, len - 1u);
                     queued -= 1u;
                     let at_server = max(ldf(o_free + s) - dt, 0.0);
-                    let leaves = dt + at_server + service;
+                    let leaves = (dt + at_server) * opaque_one + service;
                     stf(o_free + s, leaves);
                     hp_push(leaves, tag);
                     inc(k, s);
@@ -410,7 +410,7 @@ fn run_system(p: PointParams, end: u32, total: u32, clock: Clock) -> Clock {
                 break;
             }
             let wait = max(ldf(o_free + s) - t, 0.0);
-            let leaves = t + wait + service;
+            let leaves = (t + wait) * opaque_one + service;
             stf(o_free + s, leaves);
             hp_push(leaves, k * d_r + s);
             inc(k, s);

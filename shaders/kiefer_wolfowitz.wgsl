@@ -84,7 +84,7 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
         // once x has found its place the hole stops moving, and what is
         // parked there meanwhile is overwritten by x. A trip count fixed
         // per point and selects instead of branches: no divergence.
-        let x = t + wait + service;
+        let x = (t + wait) * opaque_one + service;
         var i = 0u;
         for (var level = 0u; level < depth; level++) {
             let l = 2u * i + 1u;

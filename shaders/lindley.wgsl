@@ -27,12 +27,12 @@ fn simulate(p: PointParams, rep: u32, slot: u32, result_index: u32) {
     let warm_end = clamp(p.warmup, info.begin, end);
     for (var i = info.begin; i < warm_end; i++) {
         let a = next_interarrival(p, lk);
-        wait = max(wait + prev_service - a, 0.0);
+        wait = max((wait + prev_service) * opaque_one - a, 0.0);
         prev_service = draw_service(p.service);
     }
     for (var i = warm_end; i < end; i++) {
         let a = next_interarrival(p, lk);
-        wait = max(wait + prev_service - a, 0.0);
+        wait = max((wait + prev_service) * opaque_one - a, 0.0);
         prev_service = draw_service(p.service);
         rec_record(wait, prev_service, a);
     }

@@ -7,9 +7,67 @@
 
 var<private> rng_status: u32;
 
+// Natural logarithm: Cephes `logf` (Moshier, 1989), the twin of fast_ln in
+// src/sampling.rs, bit for bit. Not the builtin `log`, whose accuracy is the
+// driver's (on some GPUs an absolute 2^-21 near 1, and Metal compiles with fast
+// math): geometric thinning counts floor(ln u / ln keep) and the gamma
+// acceptance test branch on it, so a driver's `log` would change which
+// customers exist. Zero and subnormals give -inf, as on the CPU.
+fn fast_ln(x: f32) -> f32 {
+    let bits = bitcast<u32>(x);
+    // x = m 2^e with m in [0.5, 1).
+    var e = i32((bits >> 23u) & 0xffu) - 126;
+    let m = bitcast<f32>((bits & 0x007fffffu) | 0x3f000000u);
+    let small = m < 0.70710677;
+    e -= select(0, 1, small);
+    let r = select(m - 1.0, m + m - 1.0, small);
+    let z = r * r;
+    var y = 7.0376836e-2;
+    y = y * r - 1.151461e-1;
+    y = y * r + 1.1676999e-1;
+    y = y * r - 1.2420141e-1;
+    y = y * r + 1.4249323e-1;
+    y = y * r - 1.6668058e-1;
+    y = y * r + 2.0000715e-1;
+    y = y * r - 2.4999994e-1;
+    y = y * r + 3.333333e-1;
+    y = y * r * z;
+    let ef = f32(e);
+    y += -2.1219444e-4 * ef;
+    y += -0.5 * z;
+    let ln = (r + y) + 0.6933594 * ef;
+    // -inf built from the input's bits, so no constant infinity is folded.
+    let neg_inf = bitcast<f32>((bits & 0u) | 0xff800000u);
+    return select(ln, neg_inf, (bits & 0x7f800000u) == 0u);
+}
+
+// Exponential: Cephes `expf` (Moshier, 1989), the twin of fast_exp in
+// src/sampling.rs (see fast_ln for why not the builtin): +inf above
+// ln(f32::MAX), 0 where the result would be subnormal.
+fn fast_exp(x: f32) -> f32 {
+    let xc = clamp(x, -87.33655, 88.72284);
+    // x = n ln 2 + r, |r| <= ln(2)/2, with ln 2 split in two for exactness.
+    let n = floor(xc * 1.442695 + 0.5);
+    let r = xc - n * 0.6933594 - n * -2.1219444e-4;
+    let z = r * r;
+    var p = 1.9875691e-4;
+    p = p * r + 1.3981999e-3;
+    p = p * r + 8.333452e-3;
+    p = p * r + 4.1665796e-2;
+    p = p * r + 1.6666665e-1;
+    p = p * r + 0.5;
+    let y = p * z + r + 1.0;
+    // 2^n from its exponent bits: n in [-126, 128] after the clamp.
+    let ni = i32(n);
+    let two_n = bitcast<f32>(u32(min(ni, 127) + 127) << 23u);
+    let scaled = y * two_n * select(1.0, 2.0, ni > 127);
+    let inf = bitcast<f32>((bitcast<u32>(x) & 0u) | 0x7f800000u);
+    return select(select(scaled, 0.0, x < -87.33655), inf, x > 88.72284);
+}
+
 // Giles' w = -ln(1 - x^2) at x = 1 - u, as -ln(u (2 - u)).
 fn giles_w(u: f32) -> f32 {
-    return -log(u * (2.0 - u));
+    return -fast_ln(u * (2.0 - u));
 }
 
 // |Z| of a standard normal at two-sided tail probability u:
@@ -69,12 +127,12 @@ fn ln_1m(v: f32) -> f32 {
     p = 0.5 + v * p;
     p = 1.0 + v * p;
     let series = -v * p;
-    let direct = log(1.0 - v);
+    let direct = fast_ln(1.0 - v);
     return select(direct, series, v < 0.0625);
 }
 
 fn exponential(mean: f32) -> f32 {
-    return -mean * log(uniform_full());
+    return -mean * fast_ln(uniform_full());
 }
 
 // Gamma(shape, scale), Marsaglia & Tsang (2000).
@@ -96,7 +154,7 @@ fn gamma(shape: f32, scale: f32) -> f32 {
             continue;
         }
         let v3 = v * v * v;
-        if (log(u) < 0.5 * z * z + d - d * v3 + d * log(v3)) {
+        if (fast_ln(u) < 0.5 * z * z + d - d * v3 + d * fast_ln(v3)) {
             result = d * v3;
             accepted = true;
             break;
@@ -106,7 +164,7 @@ fn gamma(shape: f32, scale: f32) -> f32 {
         rng_status |= STATUS_SAMPLER_BOUND;
     }
     if (boosted) {
-        result *= exp(ln_1m(uniform_full()) / shape);
+        result *= fast_exp(ln_1m(uniform_full()) / shape);
     }
     return result * scale;
 }
@@ -117,7 +175,7 @@ fn erlang(m: u32, phase_mean: f32) -> f32 {
     }
     var log_sum = 0.0;
     for (var i = 0u; i < m; i++) {
-        log_sum += log(uniform_full());
+        log_sum += fast_ln(uniform_full());
     }
     return -phase_mean * log_sum;
 }
@@ -146,10 +204,10 @@ fn draw_kind(kind: u32, law: Law) -> f32 {
         }
         x = exponential(mean);
     } else if (kind == LAW_LOGNORMAL) {
-        x = exp(law.p.x + law.p.y * normal());
+        x = fast_exp(law.p.x + law.p.y * normal());
     } else if (kind == LAW_WEIBULL) {
-        let e = -log(uniform_full());
-        x = law.p.x * exp(law.p.y * log(e));
+        let e = -fast_ln(uniform_full());
+        x = law.p.x * fast_exp(law.p.y * fast_ln(e));
     } else if (kind == LAW_PARETO) {
         // p = (alpha, L, (L/H)^alpha, 1 - (L/H)^alpha), from f64 on the host.
         // ln(h + u q), as ln(1 - q (1 - u)) when q < 1/2 (see pareto_of).
@@ -158,9 +216,9 @@ fn draw_kind(kind: u32, law: Law) -> f32 {
         if (law.p.w < 0.5) {
             ln_r = ln_1m(law.p.w * (1.0 - u));
         } else {
-            ln_r = log(law.p.z + u * law.p.w);
+            ln_r = fast_ln(law.p.z + u * law.p.w);
         }
-        x = law.p.y * exp(-ln_r / law.p.x);
+        x = law.p.y * fast_exp(-ln_r / law.p.x);
     } else if (kind == LAW_UNIFORM) {
         x = law.p.x + law.p.y * uniform_closed0();
     } else if (kind == LAW_EMPIRICAL) {
@@ -222,7 +280,7 @@ fn next_interarrival(p: PointParams, lk: f32) -> f32 {
             return exponential(p.arrival.scale * p.arrival.p.x * f32(p.route_n));
         }
         let u = uniform_full();
-        let mf = 1.0 + floor(log(u) / lk);
+        let mf = 1.0 + floor(fast_ln(u) / lk);
         var m = GEOMETRIC_CAP;
         if (mf < f32(GEOMETRIC_CAP)) {
             m = u32(mf);

@@ -17,7 +17,7 @@ use qsweep::plot::{plot_csv, PlotOptions};
 use qsweep::progress::{self, Progress};
 use qsweep::run::session::{self, Session};
 use qsweep::run::{estimate, interrupt, resume, rounds, PointResult};
-use qsweep::spec::{Spec, SweepArgs, SEED_SOURCE};
+use qsweep::spec::{AnalyticArgs, Spec, SweepArgs, SEED_SOURCE};
 use qsweep::stats::P99;
 
 /// Flags of `qsweep run`.
@@ -68,6 +68,7 @@ pub fn run(args: &RunArgs, extras: &mut Extras) -> Result<()> {
         shard: args.shard.as_deref(),
         from_meta: args.from_meta.as_deref(),
     })?;
+    extras.check_out()?;
     let mode = progress::Mode::detect(args.quiet);
     let say = |msg: &str| {
         if mode != progress::Mode::Quiet {
@@ -170,6 +171,7 @@ pub fn run(args: &RunArgs, extras: &mut Extras) -> Result<()> {
             shown.join(", ")
         ));
     }
+    session.record_device(engine.device_report());
     session.finish(result)?;
     extras.finish(&session.out)?;
 
@@ -341,6 +343,10 @@ pub struct Extras {
     stdout: Option<StdoutRows>,
     /// `-o x.json|.md|.parquet`: written from the CSV when the run completes.
     export: Option<(PathBuf, Format)>,
+    /// An output name with an unknown extension: refused once the session
+    /// has made its own checks (an output that is the spec, say, is named
+    /// as such).
+    bad_out: Option<qsweep::UsageError>,
     /// `--hist FILE`, opened at the first point (so bad input leaves no file).
     hist_path: Option<(PathBuf, bool, bool)>,
     hist: Option<HistSink>,
@@ -409,7 +415,17 @@ impl Extras {
             });
             return Ok((args, extras));
         }
-        let format = Format::of_path(&out)?;
+        if out.to_string_lossy().ends_with(".meta.json") {
+            // Not a JSON export: the session refuses a meta file's name.
+            return Ok((args, extras));
+        }
+        let format = match Format::of_path(&out) {
+            Ok(f) => f,
+            Err(e) => {
+                extras.bad_out = Some(e);
+                return Ok((args, extras));
+            }
+        };
         if format != Format::Csv {
             if !args.resume {
                 qsweep::export::check_new(&out, force)?;
@@ -418,6 +434,14 @@ impl Extras {
             extras.export = Some((out, format));
         }
         Ok((args, extras))
+    }
+
+    /// Refuses an output name with an unknown extension (see `bad_out`).
+    fn check_out(&mut self) -> Result<()> {
+        match self.bad_out.take() {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
     }
 
     /// A finished point's row (and histogram).
@@ -577,74 +601,6 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
     Ok(())
 }
 
-/// Flags of `qsweep analytic`: the grid's axes only (no simulation, so none
-/// of `run`'s settings). Each is `qsweep run`'s flag of the same name, with
-/// its help (a test keeps the two in step).
-#[derive(clap::Args, Debug, Default, Clone)]
-pub struct AnalyticArgs {
-    /// Sweep spec (TOML); its [run] settings are not used. Without it the built-in default study (data/seed.toml), with any flags applied on top.
-    #[arg(value_name = "SPEC")]
-    pub spec: Option<PathBuf>,
-    /// Routing policies: random, round_robin, central, jsq, pod, jiq, lwl [list]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub routing: Vec<String>,
-    /// Servers sampled per request by pod (power of d choices) [list of 1..=32 or ranges; default 2]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub choices: Vec<String>,
-    /// Routers, each seeing only its own requests (central, jsq, pod, jiq) [list of 1..=1024 or ranges; default 1]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub routers: Vec<String>,
-    /// Dynos (servers) behind the load balancer [list of integers >= 1, or ranges: 10:100:10, geom(1,1000,7)]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub servers: Vec<String>,
-    /// Workers per dyno [list of integers >= 1 or ranges; default 1]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub workers: Vec<String>,
-    /// Interarrival laws, rescaled to mean 1/lambda at each point [list; default exp]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub arrival: Vec<String>,
-    /// Arrival rates, requests per time unit (replaces the spec's lambda or rho) [list or ranges]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub lambda: Vec<String>,
-    /// Target utilisations: lambda = rho·servers·workers/E[S] (replaces the spec's lambda or rho) [list, or ranges: 0.5:0.95:0.05 (stop included), geom(0.1,0.9,5) (log-spaced)]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub rho: Vec<String>,
-    /// Service-time laws, e.g. 'weibull(shape=0.46,median=0.05,min=0.01,max=30)' [list]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub service: Vec<String>,
-    /// Also write the table to this file: .csv, .json, .md or .parquet by extension, or - for CSV on stdout (instead of the text table)
-    #[arg(long, short = 'o', value_name = "FILE")]
-    pub out: Option<PathBuf>,
-    /// Include points with rho >= 1 (their baseline is `unstable`) instead of refusing them
-    #[arg(long)]
-    pub allow_unstable: bool,
-    /// Overwrite the output file if it exists
-    #[arg(long)]
-    pub force: bool,
-}
-
-impl AnalyticArgs {
-    /// The same request as `qsweep run`'s flags.
-    pub fn sweep(&self) -> SweepArgs {
-        SweepArgs {
-            spec: self.spec.clone(),
-            routing: self.routing.clone(),
-            choices: self.choices.clone(),
-            routers: self.routers.clone(),
-            servers: self.servers.clone(),
-            workers: self.workers.clone(),
-            arrival: self.arrival.clone(),
-            lambda: self.lambda.clone(),
-            rho: self.rho.clone(),
-            service: self.service.clone(),
-            out: self.out.clone(),
-            allow_unstable: self.allow_unstable,
-            force: self.force,
-            ..SweepArgs::default()
-        }
-    }
-}
-
 /// `qsweep analytic`: the grid's analytic baselines, no simulation, to stdout
 /// (and as CSV to `-o`).
 pub fn analytic(analytic_args: &AnalyticArgs) -> Result<()> {
@@ -659,17 +615,9 @@ pub fn analytic(analytic_args: &AnalyticArgs) -> Result<()> {
     for note in spec.notes() {
         eprintln!("qsweep: note: {note}");
     }
-    let rows: Vec<Vec<String>> = spec
-        .points()
-        .iter()
-        .map(|p| output::analytic_fields(p, &qsweep::run::baseline(p)))
-        .collect();
     // Only an explicit -o writes a file: the spec's `out` names where its
     // simulated results go, which an analytic table must never take.
-    let table = Table {
-        header: output::ANALYTIC_COLUMNS.map(String::from).to_vec(),
-        rows,
-    };
+    let table = qsweep::run::analytic_table(&spec);
     let rows = &table.rows;
     if let Some(out) = &args.out {
         if out == std::path::Path::new("-") {
@@ -1084,25 +1032,38 @@ pub fn size(args: &SizeArgs) -> Result<()> {
     )?;
     say(&format!("qsweep: backend: {}", chosen.reason));
     let mut engine = chosen.engine;
+    let label = engine.label();
     let stop = std::sync::atomic::AtomicBool::new(false);
     let started = std::time::Instant::now();
+    let mut evaluator = size::Evaluator::new(engine.as_mut(), args.simulate, &stop);
     let mut rows: Vec<Vec<String>> = Vec::new();
-    for case in &cases {
+    for (id, case) in cases.iter().enumerate() {
         let what = case.describe(&spec);
         for target in &targets {
             let mut eval = |n: u32| {
-                let e = size::evaluate(case, n, target, engine.as_mut(), args.simulate, &stop)?;
+                let e = evaluator.eval(id, case, n, target)?;
                 let side = if e.meets(target) { "meets" } else { "misses" };
+                let cost = match (e.reused, e.seconds) {
+                    (true, _) => ", simulated before".to_string(),
+                    (false, s) if s > 0.0 => format!(", {s:.1} s"),
+                    _ => String::new(),
+                };
+                let how = match e.how {
+                    _ if e.reused => String::new(),
+                    size::How::Unstable | size::How::Overflow => String::new(),
+                    ref how => how.to_string(),
+                };
+                let note = format!("{how}{cost}");
+                let note = note.trim_start_matches(", ");
                 say(&format!(
-                    "qsweep: size: {what} {target}: {}={n}: {} ({}{}) {side}",
+                    "qsweep: size: {what} {target}: {}={n}: {}{} {side}",
                     over.name(),
                     e.shown(),
-                    e.how,
-                    if e.seconds > 0.0 {
-                        format!(", {:.1} s", e.seconds)
-                    } else {
+                    if note.is_empty() {
                         String::new()
-                    }
+                    } else {
+                        format!(" ({note})")
+                    },
                 ));
                 Ok(e)
             };
@@ -1112,13 +1073,19 @@ pub fn size(args: &SizeArgs) -> Result<()> {
     }
     let header = SIZE_COLUMNS.map(String::from).to_vec();
     let table = Table { header, rows };
-    print!("{}", size_summary(&table, &spec, over));
+    let to_stdout = args.sweep.out.as_deref() == Some(std::path::Path::new("-"));
+    if to_stdout {
+        // stdout holds the CSV.
+        eprint!("{}", size_summary(&table, &spec, over));
+    } else {
+        print!("{}", size_summary(&table, &spec, over));
+    }
     eprintln!(
         "qsweep: sized {} cases × {} targets in {:.1} s on {}",
         cases.len(),
         targets.len(),
         started.elapsed().as_secs_f64(),
-        engine.label()
+        label
     );
     if let (Some(out), Some(format)) = (&args.sweep.out, format) {
         qsweep::export::write_output(out, &table.encode(format)?, true)?;
@@ -1127,7 +1094,7 @@ pub fn size(args: &SizeArgs) -> Result<()> {
             table.rows.len(),
             out.display()
         );
-    } else if args.sweep.out.as_deref() == Some(std::path::Path::new("-")) {
+    } else if to_stdout {
         qsweep::export::write_output(
             std::path::Path::new("-"),
             &table.encode(Format::Csv)?,

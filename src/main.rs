@@ -32,7 +32,7 @@ enum Command {
     /// Run a sweep (with no arguments: the built-in default study, data/seed.toml)
     Run(commands::RunArgs),
     /// Analytic baselines of a sweep's grid, instantly (no simulation), to stdout; -o also writes them as CSV
-    Analytic(commands::AnalyticArgs),
+    Analytic(qsweep::spec::AnalyticArgs),
     /// List every GPU adapter wgpu can see
     Adapters,
     /// Draw a results CSV as an SVG, PNG or PDF figure

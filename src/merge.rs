@@ -196,6 +196,7 @@ pub fn merge(out: &Path, pieces: &[PathBuf], force: bool) -> Result<Merged> {
             ended: Some(now),
             status: Status::Complete,
             points_run: 0,
+            device: None,
         },
         first_started: metas
             .iter()

@@ -72,6 +72,10 @@ pub struct Invocation {
     pub status: Status,
     /// Rows this invocation wrote.
     pub points_run: u64,
+    /// What the GPU did in this invocation (dispatches, passes, widest
+    /// dispatch, device seconds, adapter); absent when no GPU engine ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<crate::engine::DeviceReport>,
 }
 
 /// A piece of a merged CSV.

@@ -186,12 +186,10 @@ impl<const N: usize> Lanes<N> {
     pub fn masked<T>(&mut self, active: &[bool; N], draw: impl FnOnce(&mut Self) -> T) -> T {
         let before = self.s;
         let out = draw(self);
+        // A bitwise select per word, which stays one vector operation.
+        let keep = active.map(|a| if a { u32::MAX } else { 0 });
         for (now, was) in self.s.iter_mut().zip(&before) {
-            for l in 0..N {
-                if !active[l] {
-                    now[l] = was[l];
-                }
-            }
+            *now = std::array::from_fn(|l| (now[l] & keep[l]) | (was[l] & !keep[l]));
         }
         out
     }
@@ -212,30 +210,57 @@ impl<const N: usize> Lanes<N> {
     /// last word. The common path is one word and a conversion, as
     /// [`Lanes::uniform_closed0`]; the lanes whose first word is below
     /// [`FULL_RARE`] (probability 2^-9 each) draw their second word under a
-    /// mask, off the vectorised path.
+    /// mask. Samplers that transform the uniform use
+    /// [`Lanes::uniform_full_start`] and [`Lanes::uniform_full_finish`]
+    /// instead, so that their common loop stays straight (`full_lanes!` in
+    /// `sampling.rs`).
     #[inline(always)]
     pub fn uniform_full(&mut self) -> ([f32; N], [u32; N]) {
-        let w = self.next_u32();
-        let u = w.map(uniform_full_common);
-        // A min-reduction, not `any`, so the test stays one vector compare.
-        if w.iter().fold(u32::MAX, |a, &x| a.min(x)) >= FULL_RARE {
-            return (u, w);
+        let (w, rare) = self.uniform_full_start();
+        if rare {
+            return self.uniform_full_finish(w);
         }
-        self.uniform_full_refine(w, u)
+        let mut u = [0.0f32; N];
+        for l in 0..N {
+            u[l] = uniform_full_common(w[l]);
+        }
+        (u, w)
     }
 
-    /// The rare path of [`Lanes::uniform_full`], kept out of line.
-    #[cold]
-    #[inline(never)]
-    fn uniform_full_refine(&mut self, w: [u32; N], mut u: [f32; N]) -> ([f32; N], [u32; N]) {
-        let rare = w.map(|x| x < FULL_RARE);
+    /// The first words of a full-range uniform in every lane, and whether
+    /// any lane needs the rare path (`w < FULL_RARE`). Lanes that do not
+    /// have their uniform: `uniform_full_common(w)`, and last word `w`.
+    #[inline(always)]
+    pub fn uniform_full_start(&mut self) -> ([u32; N], bool) {
+        let w = self.next_u32();
+        // A fold of the compares (not `any`, which stops early): one vector
+        // compare and a mask test.
+        let rare = w.iter().fold(false, |a, &x| a | (x < FULL_RARE));
+        (w, rare)
+    }
+
+    /// Every lane's full-range uniform and last word, given the first
+    /// words `w` from [`Lanes::uniform_full_start`]: the rare lanes draw
+    /// their second word (their streams step, the others' hold still).
+    /// In lock step with bitwise selects, so that no lane is indexed at run
+    /// time and the streams stay in registers.
+    #[inline(always)]
+    pub fn uniform_full_finish(&mut self, w: [u32; N]) -> ([f32; N], [u32; N]) {
+        let mut rare = [false; N];
+        for l in 0..N {
+            rare[l] = w[l] < FULL_RARE;
+        }
         let w2 = self.masked(&rare, Lanes::next_u32);
+        let mut u = [0.0f32; N];
         let mut last = w;
         for l in 0..N {
-            if rare[l] {
-                u[l] = uniform_full_rare(w[l], w2[l]);
-                last[l] = w2[l];
-            }
+            let v = uniform_full_rare(w[l], w2[l]);
+            u[l] = if rare[l] {
+                v
+            } else {
+                uniform_full_common(w[l])
+            };
+            last[l] = if rare[l] { w2[l] } else { w[l] };
         }
         (u, last)
     }
@@ -270,17 +295,17 @@ pub fn uniform_full_common(w: u32) -> f32 {
 /// used: callers take it as a free random bit (the normal's sign).
 #[inline(always)]
 pub fn uniform_full_rare(w1: u32, w2: u32) -> f32 {
-    debug_assert!(w1 < FULL_RARE);
-    let (k, m) = if w1 != 0 {
-        // 9 <= k <= 31: the mantissa takes 31 - k bits of w1, k - 8 of w2.
-        let k = w1.leading_zeros();
-        let hi = (w1 << k) | (w2 >> (32 - k));
-        (k, (hi >> 8) & 0x7f_ffff)
-    } else {
-        let v = w2 & !1;
-        let k2 = v.leading_zeros(); // 32 when v == 0
-        (32 + k2, (v.wrapping_shl(k2 & 31) >> 8) & 0x7f_ffff)
-    };
+    // Both cases computed, then a select (branch-free for the CPU's lanes;
+    // for w1 >= FULL_RARE the result is meaningless and unused).
+    // w1 != 0: 9 <= k <= 31, the mantissa takes 31 - k bits of w1, k - 8 of w2.
+    let k1 = w1.leading_zeros();
+    let hi = w1.wrapping_shl(k1) | w2.wrapping_shr(32 - k1);
+    let m1 = (hi >> 8) & 0x7f_ffff;
+    // w1 == 0: the binade from w2 alone (bit 0 cleared; 32 zeros when v == 0).
+    let v = w2 & !1;
+    let k2 = v.leading_zeros();
+    let m2 = (v.wrapping_shl(k2) >> 8) & 0x7f_ffff;
+    let (k, m) = if w1 != 0 { (k1, m1) } else { (32 + k2, m2) };
     f32::from_bits(((126 - k) << 23) | m)
 }
 

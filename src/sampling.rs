@@ -1,9 +1,10 @@
 //! Drawing from a [`Law`]: the CPU twin of `shaders/sampling.wgsl`.
 //!
 //! Both sides consume the same random words in the same order and do the
-//! same f32 arithmetic, so per-replication results differ only by the last
-//! bits of transcendental functions. Keep the two files in step: every
-//! function here has a WGSL namesake.
+//! same f32 arithmetic, including `ln` and `exp` ([`fast_ln`], [`fast_exp`]:
+//! polynomials, not a driver's builtins), so per-replication results differ
+//! at most where a GPU compiler fuses a multiply and an add. Keep the two
+//! files in step: every function here has a WGSL namesake.
 //!
 //! Samplers (all f32):
 //! - exponential, Weibull, bounded Pareto, hyperexponential and the
@@ -26,8 +27,11 @@ use crate::rng::Lanes;
 
 /// Natural logarithm for the CPU engine: Cephes `logf` (Moshier, "Methods
 /// and Programs for Mathematical Functions", 1989), within 2 ulp on normal
-/// positive inputs (the only inputs the samplers produce; zero gives −∞). Inlined and branch-free, so replication loops vectorize;
-/// the GPU uses its builtin `log`, and the two differ only in the last bits.
+/// positive inputs (the only inputs the samplers produce; zero gives −∞).
+/// Inlined and branch-free, so replication loops vectorize. The WGSL twin
+/// (`fast_ln` in `shaders/sampling.wgsl`) replaces the builtin `log`, whose
+/// accuracy is the driver's: thinning counts and gamma acceptance branch on
+/// it, so both engines must take the same branches.
 #[inline(always)]
 pub fn fast_ln(x: f32) -> f32 {
     const SQRT_HALF: f32 = std::f32::consts::FRAC_1_SQRT_2;
@@ -65,8 +69,8 @@ pub fn fast_ln(x: f32) -> f32 {
 /// Exponential for the CPU engine: Cephes `expf` (Moshier, 1989), within
 /// 2 ulp over the normal range; +∞ above ln(f32::MAX), 0 where the result
 /// would be subnormal (as GPUs flush it). Branch-free and inlined, so
-/// replication loops vectorize (the libm call does not); the GPU uses its
-/// builtin `exp`, and the two differ only in the last bits.
+/// replication loops vectorize (the libm call does not); the WGSL twin
+/// (`fast_exp`) replaces the builtin `exp` for the reason [`fast_ln`] gives.
 #[inline(always)]
 pub fn fast_exp(x: f32) -> f32 {
     const MAX_ARG: f32 = 88.722_84;
@@ -172,20 +176,23 @@ pub fn normal_abs(u: f32) -> f32 {
     }
 }
 
-/// [`normal_abs`] in every lane: the near branches vectorised, the far tail
-/// (probability 1.1e-7 a lane) patched lane by lane.
+/// [`normal_abs`] in every lane: the near branches vectorised, the far
+/// tail (probability 1.1e-7 a lane) patched where a lane needs it.
 #[inline(always)]
 pub fn normal_abs_lanes<const N: usize>(u: [f32; N]) -> [f32; N] {
+    // Plain loops, not `map`/`from_fn` closures, so that all of it is
+    // inlined into the replication loop (see `lanes!`).
     let mut w = [0.0f32; N];
     let mut z = [0.0f32; N];
     for l in 0..N {
         w[l] = giles_w(u[l]);
         z[l] = normal_abs_near(u[l], w[l]);
     }
-    if w.iter().fold(0.0f32, |a, &x| a.max(x)) >= FAR_W {
+    if w.iter().fold(false, |a, &x| a | (x >= FAR_W)) {
         for l in 0..N {
+            let far = normal_abs_far(u[l], w[l]);
             if w[l] >= FAR_W {
-                z[l] = normal_abs_far(u[l], w[l]);
+                z[l] = far;
             }
         }
     }
@@ -204,8 +211,11 @@ pub fn signed(z: f32, word: u32) -> f32 {
 #[inline(always)]
 pub fn normals<const N: usize>(streams: &mut Lanes<N>) -> [f32; N] {
     let (u, last) = streams.uniform_full();
-    let z = normal_abs_lanes(u);
-    std::array::from_fn(|l| signed(z[l], last[l]))
+    let mut z = normal_abs_lanes(u);
+    for l in 0..N {
+        z[l] = signed(z[l], last[l]);
+    }
+    z
 }
 
 /// `ln(1 − v)` for `v` in [0, 1), accurate where `1 − v` rounds: the
@@ -291,6 +301,44 @@ macro_rules! lanes {
     }};
 }
 
+/// `$common` in every lane, an f32 expression of `$u`, the lane's
+/// full-range uniform, and `$last`, its last word (see
+/// [`Lanes::uniform_full`]), drawn from `$streams`. It is computed in one
+/// straight loop on the common path's uniforms (all at least 2^-9), then,
+/// when some lane took the rare path (1.6% of draws of 8 lanes), again as
+/// `$rare` on every lane's final uniform, kept where the lane was rare. So
+/// the common loop vectorises as a plain inversion, and `$common` may leave
+/// out what only uniforms below 2^-9 need (the normal's far tail); `$rare`
+/// must equal `$common` wherever both apply.
+macro_rules! full_lanes {
+    ($streams:expr, |$u:ident, $last:ident| $common:expr, $rare:expr) => {{
+        let (w, any_rare) = $streams.uniform_full_start();
+        let mut out = [0.0f32; N];
+        for l in 0..N {
+            let $u = crate::rng::uniform_full_common(w[l]);
+            let $last = w[l];
+            let _ = $last;
+            out[l] = $common;
+        }
+        if any_rare {
+            let (u, last) = $streams.uniform_full_finish(w);
+            for l in 0..N {
+                let $u = u[l];
+                let $last = last[l];
+                let _ = $last;
+                let x = $rare;
+                if w[l] < crate::rng::FULL_RARE {
+                    out[l] = x;
+                }
+            }
+        }
+        out
+    }};
+    ($streams:expr, |$u:ident| $body:expr) => {
+        full_lanes!($streams, |$u, last| $body, $body)
+    };
+}
+
 impl<'a, const N: usize> Sampler<'a, N> {
     pub fn new(p: &PointParams, reps: [u32; N], table: &'a [f32]) -> Self {
         Self {
@@ -304,7 +352,7 @@ impl<'a, const N: usize> Sampler<'a, N> {
     /// uniform: `−mean ln u`, which reaches 45 means.
     #[inline(always)]
     pub fn exponential(&mut self, mean: f32) -> [f32; N] {
-        lanes!(self.streams.uniform_full().0, |u| -mean * fast_ln(u))
+        full_lanes!(self.streams, |u| -mean * fast_ln(u))
     }
 
     /// Exponential with a mean per lane.
@@ -429,9 +477,14 @@ impl<'a, const N: usize> Sampler<'a, N> {
                 let mean = branch.map(|b| if b < law.p[0] { law.p[1] } else { law.p[2] });
                 self.exponential_each(mean)
             }
-            LawKind::LogNormal => lanes!(normals(&mut self.streams), |z| lognormal_of(law, z)),
-            LawKind::Weibull => lanes!(self.streams.uniform_full().0, |u| weibull_of(law, u)),
-            LawKind::Pareto => lanes!(self.streams.uniform_full().0, |u| pareto_of(law, u)),
+            // |z| on the common path needs only Giles' near branches.
+            LawKind::LogNormal => full_lanes!(
+                self.streams,
+                |u, last| lognormal_of(law, signed(normal_abs_near(u, giles_w(u)), last)),
+                lognormal_of(law, signed(normal_abs(u), last))
+            ),
+            LawKind::Weibull => full_lanes!(self.streams, |u| weibull_of(law, u)),
+            LawKind::Pareto => full_lanes!(self.streams, |u| pareto_of(law, u)),
             LawKind::Uniform => {
                 lanes!(self.streams.uniform_closed0(), |u| law.p[0] + law.p[1] * u)
             }
@@ -693,6 +746,10 @@ mod tests {
             law(LawKind::Exp, [2.0, 0.0, 0.0, 0.0]),
             law(LawKind::Gamma, [0.7, 1.0, 0.0, 0.0]),
             law(LawKind::HyperExp, [0.8, 0.5, 3.0, 0.0]),
+            law(LawKind::LogNormal, [-1.0, 2.0, 0.0, 0.0]),
+            law(LawKind::Weibull, [0.5, 3.0, 0.0, 0.0]),
+            law(LawKind::Pareto, [1.5, 1.0, 1e-3, 0.999]),
+            law(LawKind::Pareto, [1e-3, 1.0, 0.99, 0.01]),
             Law {
                 n: 3,
                 ..law(LawKind::Empirical, [0.0; 4])
@@ -702,7 +759,7 @@ mod tests {
         let mut narrow: Vec<Sampler<1>> = (0..8)
             .map(|l| Sampler::<1>::new(&p, [l * 3], &table))
             .collect();
-        for i in 0..1000 {
+        for i in 0..8000 {
             let l = &laws[i % laws.len()];
             let w = wide.draw(l);
             for (k, n) in narrow.iter_mut().enumerate() {

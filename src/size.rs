@@ -27,6 +27,7 @@
 //!   so: more replications or customers (or `--precision`) narrow it.
 //!   Metrics without a CI (`p_wait`, `p99_sojourn`) are never resolved.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::atomic::AtomicBool;
@@ -37,7 +38,7 @@ use crate::analytic::Baseline;
 use crate::engine::Engine;
 use crate::run::{self, PointResult};
 use crate::spec::{Load, Ranges, Spec, SpecError, DEFAULT_CHOICES, DEFAULT_ROUTERS};
-use crate::stats::WAIT_PERCENTILES;
+use crate::stats::{PointStats, WAIT_PERCENTILES};
 
 /// The axis searched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,16 +127,15 @@ impl Metric {
     }
 
     /// The simulated value and its 95% CI half-width, as the CSV would
-    /// report them.
-    pub fn simulated(self, r: &PointResult<'_>) -> (f64, Option<f64>) {
-        let s = &r.stats;
+    /// report them, from a point's statistics and section histograms
+    /// (scaled by `scale`).
+    pub fn simulated(self, s: &PointStats, hist: &[Vec<u64>], scale: f64) -> (f64, Option<f64>) {
         match self {
             Metric::MeanWait => (s.mean_wait, s.mean_wait_ci95),
             Metric::PWait => (s.p_wait, None),
             Metric::WaitPct(k) => (s.wait_pct[k], s.wait_pct_ci95[k]),
             Metric::WaitQuantile(q) => {
-                let fields =
-                    crate::output::quantile_fields(&[q], &r.hist, r.point.scale, s.max_wait);
+                let fields = crate::output::quantile_fields(&[q], hist, scale, s.max_wait);
                 (
                     fields[0].parse().unwrap_or(f64::NAN),
                     fields[1].parse().ok(),
@@ -249,8 +249,10 @@ pub struct Eval {
     pub value: f64,
     pub ci95: Option<f64>,
     pub how: How,
-    /// Seconds spent simulating.
+    /// Seconds spent simulating (0 when exact or reused).
     pub seconds: f64,
+    /// The simulation was done before, for another target of the case.
+    pub reused: bool,
 }
 
 impl Eval {
@@ -261,6 +263,7 @@ impl Eval {
             ci95: None,
             how: How::Unstable,
             seconds: 0.0,
+            reused: false,
         }
     }
 
@@ -554,78 +557,121 @@ pub fn cases(spec: &Spec, over: Over) -> Result<Vec<Case>, SpecError> {
     Ok(out)
 }
 
-/// The metric of `case` at `n`: exact where the baseline is (unless
-/// `simulate`), else one point simulated on `engine`.
-pub fn evaluate(
-    case: &Case,
-    n: u32,
-    target: &Target,
-    engine: &mut dyn Engine,
+/// A point simulated for the search, kept for the other targets of the
+/// same case (one simulation gives every metric).
+struct Simulated {
+    /// Statistics, section histograms and their scale; None: the queue
+    /// outgrew the memory limit (the point's row would carry an error).
+    result: Option<(PointStats, Vec<Vec<u64>>, f64)>,
+    seconds: f64,
+}
+
+/// Judges R for the search: exactly where the baseline is exact (unless
+/// `simulate`), else by one point simulated on the engine, each simulation
+/// done once per case and R whatever the number of targets.
+pub struct Evaluator<'a> {
+    engine: &'a mut dyn Engine,
     simulate: bool,
-    stop: &AtomicBool,
-) -> Result<Eval> {
-    let spec = case.at(n);
-    let points = spec.points();
-    let point = &points[0];
-    if !point.stable {
-        return Ok(Eval::unstable(n));
+    stop: &'a AtomicBool,
+    cache: HashMap<(usize, u32), Simulated>,
+}
+
+impl<'a> Evaluator<'a> {
+    /// `simulate`: simulate even where a formula is exact.
+    pub fn new(engine: &'a mut dyn Engine, simulate: bool, stop: &'a AtomicBool) -> Self {
+        Evaluator {
+            engine,
+            simulate,
+            stop,
+            cache: HashMap::new(),
+        }
     }
-    spec.validate_points()?;
-    let base = run::baseline(point);
-    if !simulate {
-        if let Some(value) = target.metric.exact(&base) {
-            return Ok(Eval {
+
+    /// The metric of `target` for case number `id` (`case`) at `n`.
+    pub fn eval(&mut self, id: usize, case: &Case, n: u32, target: &Target) -> Result<Eval> {
+        let spec = case.at(n);
+        let points = spec.points();
+        let point = &points[0];
+        if !point.stable {
+            return Ok(Eval::unstable(n));
+        }
+        spec.validate_points()?;
+        let base = run::baseline(point);
+        if !self.simulate {
+            if let Some(value) = target.metric.exact(&base) {
+                return Ok(Eval {
+                    n,
+                    value,
+                    ci95: None,
+                    how: How::Exact(base.method),
+                    seconds: 0.0,
+                    reused: false,
+                });
+            }
+        }
+        let reused = self.cache.contains_key(&(id, n));
+        if !reused {
+            let sim = self.simulate_point(&spec, points)?;
+            self.cache.insert((id, n), sim);
+        }
+        let sim = &self.cache[&(id, n)];
+        let seconds = if reused { 0.0 } else { sim.seconds };
+        Ok(match &sim.result {
+            None => Eval {
                 n,
-                value,
+                value: f64::INFINITY,
                 ci95: None,
-                how: How::Exact(base.method),
-                seconds: 0.0,
-            });
-        }
-    }
-    let (mut prepared, table) = run::prepare(&spec, points);
-    if spec.run.warmup_auto {
-        run::warmup::resolve(&mut prepared, &table, spec.run.reps, spec.run.threads);
-    }
-    let started = std::time::Instant::now();
-    let mut got = None;
-    let result = run::run_points_until(
-        &prepared,
-        &table,
-        spec.run.reps,
-        engine,
-        &mut |r: PointResult<'_>| {
-            // A point whose queue outgrew the memory limit (its row would
-            // carry an error): the queue grows without bound here.
-            got = Some(match r.error {
-                Some(_) => None,
-                None => Some(target.metric.simulated(&r)),
-            });
-            Ok(())
-        },
-        stop,
-        true,
-    );
-    let seconds = started.elapsed().as_secs_f64();
-    match result {
-        Err(e) => Err(e),
-        Ok(()) if got == Some(None) => Ok(Eval {
-            n,
-            value: f64::INFINITY,
-            ci95: None,
-            how: How::Overflow,
-            seconds,
-        }),
-        Ok(()) => {
-            let (value, ci95) = got.flatten().expect("one point reported");
-            Ok(Eval {
-                n,
-                value,
-                ci95,
-                how: How::Simulated,
+                how: How::Overflow,
                 seconds,
-            })
+                reused,
+            },
+            Some((stats, hist, scale)) => {
+                let (value, ci95) = target.metric.simulated(stats, hist, *scale);
+                Eval {
+                    n,
+                    value,
+                    ci95,
+                    how: How::Simulated,
+                    seconds,
+                    reused,
+                }
+            }
+        })
+    }
+
+    /// One point, as `qsweep run` would simulate it.
+    fn simulate_point(
+        &mut self,
+        spec: &Spec,
+        points: Vec<crate::spec::GridPoint>,
+    ) -> Result<Simulated> {
+        let (mut prepared, table) = run::prepare(spec, points);
+        if spec.run.warmup_auto {
+            run::warmup::resolve(&mut prepared, &table, spec.run.reps, spec.run.threads);
         }
+        let started = std::time::Instant::now();
+        let mut got = None;
+        run::run_points_until(
+            &prepared,
+            &table,
+            spec.run.reps,
+            self.engine,
+            &mut |r: PointResult<'_>| {
+                // A point whose queue outgrew the memory limit (its row
+                // would carry an error): the queue grows without bound here.
+                got = Some(match r.error {
+                    Some(_) => None,
+                    None => Some((r.stats, r.hist, r.point.scale)),
+                });
+                Ok(())
+            },
+            self.stop,
+            true,
+        )?;
+        Ok(Simulated {
+            result: got.expect("one point reported"),
+            seconds: started.elapsed().as_secs_f64(),
+        })
     }
 }
 
@@ -646,6 +692,7 @@ mod tests {
                 ci95: Some(ci),
                 how: How::Simulated,
                 seconds: 0.0,
+                reused: false,
             })
         }
     }
@@ -718,6 +765,7 @@ mod tests {
                 ci95: None,
                 how: How::Exact("exact:mm1".into()),
                 seconds: 0.0,
+                reused: false,
             })
         };
         let s = search(3, 100_000, &t, &mut { exact }).unwrap();

@@ -722,6 +722,49 @@ fn an_unknown_adapter_is_a_usage_error() {
 }
 
 #[test]
+fn a_gpu_run_records_what_the_device_did_in_its_meta() {
+    if qsweep::engine::gpu::list_adapters().is_empty()
+        && std::env::var("QSWEEP_REQUIRE_GPU").is_err()
+    {
+        return;
+    }
+    let d = tempdir();
+    write(d.path(), "s.toml", TWO_POLICY_SPEC);
+    let out = qsweep(
+        d.path(),
+        &["run", "-q", "--backend", "gpu", "s.toml", "-o", "g.csv"],
+    );
+    assert_ok(&out);
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path().join("g.meta.json")).unwrap())
+            .unwrap();
+    let device = &meta["device"];
+    let count = |k: &str| {
+        device[k]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no device.{k} in {meta:#}"))
+    };
+    let (dispatches, passes, lanes) = (
+        count("dispatches"),
+        count("passes"),
+        count("max_invocations_per_dispatch"),
+    );
+    assert!(passes >= dispatches && dispatches >= 1, "{device}");
+    assert!(lanes >= 64 && lanes % 64 == 0, "{device}");
+    assert!(device["device_seconds"].as_f64().unwrap() > 0.0, "{device}");
+    assert_eq!(device["adapter"], meta["engine"], "{device}");
+
+    // The CPU engine has no device to report.
+    let out = qsweep(
+        d.path(),
+        &["run", "-q", "--backend", "cpu", "s.toml", "-o", "c.csv"],
+    );
+    assert_ok(&out);
+    let meta = std::fs::read_to_string(d.path().join("c.meta.json")).unwrap();
+    assert!(!meta.contains("\"device\""), "{meta}");
+}
+
+#[test]
 fn auto_takes_the_cpu_at_once_when_the_only_adapter_is_software() {
     let adapters = qsweep::engine::gpu::list_adapters();
     if adapters.is_empty() || adapters.iter().any(|a| !a.is_software) {

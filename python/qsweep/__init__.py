@@ -209,8 +209,10 @@ def analytic(
     Columns as ``qsweep analytic -o`` writes them: point, routing, servers,
     workers, choices, routers, arrival, lambda, service, rho,
     analytic_mean_wait, analytic_p99_wait, analytic_method (``exact:...``,
-    ``approx:...`` or ``none``). ``spec`` and the keyword arguments are
-    those of :func:`run`. Bad input raises ``ValueError`` with the CLI's
+    ``approx:...`` or ``none``). ``spec`` is :func:`run`'s; the keyword
+    arguments are ``qsweep analytic``'s flags: the grid's axes (routing,
+    servers, rho, service, ...) and ``allow_unstable``, not run settings such
+    as ``reps``. Bad input raises ``ValueError`` with the CLI's
     message; the spec's notes go to stderr unless ``quiet``.
     """
     for key in ("out", "force"):

@@ -38,7 +38,7 @@ use qsweep::engine::Engine;
 use qsweep::output::{self, num};
 use qsweep::run::session::{self, Session};
 use qsweep::run::{resume, Interrupted, PointResult};
-use qsweep::spec::{Spec, SpecError, SweepArgs};
+use qsweep::spec::{AnalyticArgs, Spec, SpecError, SweepArgs};
 use qsweep::stats::P99;
 use qsweep::UsageError;
 
@@ -77,7 +77,7 @@ struct RunFlags {
 )]
 struct AnalyticFlags {
     #[command(flatten)]
-    sweep: SweepArgs,
+    args: AnalyticArgs,
 }
 
 /// The long flag names each command takes (for checking keyword names).
@@ -249,6 +249,7 @@ fn simulate(
         // `finish` would print a resume command for it).
         return Err(result.expect_err("checked"));
     }
+    session.record_device(engine.device_report());
     session.finish(result)?;
     Ok(Finished {
         engines: session.engines(),
@@ -407,19 +408,13 @@ fn analytic(
     spec: Option<PathBuf>,
     spec_text: Option<String>,
 ) -> PyResult<(Table, Vec<String>)> {
-    let mut flags: AnalyticFlags = parse(&argv)?;
-    flags.sweep.spec = spec;
-    flags.sweep.spec_text = spec_text;
-    let spec = Spec::load(&flags.sweep).map_err(|e| to_py(e.into()))?;
-    let rows = spec
-        .points()
-        .iter()
-        .map(|p| output::analytic_fields(p, &qsweep::run::baseline(p)))
-        .collect();
-    let header = output::ANALYTIC_COLUMNS
-        .iter()
-        .map(|c| c.to_string())
-        .collect();
+    let flags: AnalyticFlags = parse(&argv)?;
+    let mut sweep = flags.args.sweep();
+    sweep.spec = spec;
+    sweep.spec_text = spec_text;
+    let spec = Spec::load(&sweep).map_err(|e| to_py(e.into()))?;
+    let table = qsweep::run::analytic_table(&spec);
+    let (header, rows) = (table.header, table.rows);
     let notes = spec
         .notes()
         .into_iter()

@@ -32,16 +32,13 @@ MACHINE = ["backend", "seconds", "customers_per_s"]
 WEIBULL = "weibull(shape=0.46,median=0.05,min=0.01,max=30)"
 # 32 points: every kind of column (choices empty and filled, exact and
 # approximate baselines, a law with commas inside), in under a second.
-AXES = dict(
+GRID = dict(
     routing=["random", "central", "pod", "jsq"],
     servers=[2, 5],
     rho=[0.5, 0.85],
     service=["exp(rate=3)", WEIBULL],
-    reps=16,
-    customers=3000,
-    warmup=300,
-    seed=11,
 )
+AXES = dict(GRID, reps=16, customers=3000, warmup=300, seed=11)
 SPEC_TOML = textwrap.dedent(
     f"""\
     [sweep]
@@ -219,8 +216,8 @@ def test_bad_input_raises_the_cli_message(tmp_path):
 
 def test_analytic_equals_the_cli(tmp_path):
     out = tmp_path / "analytic.csv"
-    cli("analytic", "-o", str(out), *cli_flags(AXES))
-    df = qsweep.analytic(**AXES, quiet=True)
+    cli("analytic", "-o", str(out), *cli_flags(GRID))
+    df = qsweep.analytic(**GRID, quiet=True)
     header, rows = raw(out)
     assert list(df.columns) == header
     assert_frame_holds(df, header, rows)
@@ -230,6 +227,9 @@ def test_analytic_equals_the_cli(tmp_path):
     assert (seed.loc[seed.routing == "central", "analytic_method"] == "exact:erlang_c").all()
     with pytest.raises(ValueError, match="--servers"):
         qsweep.analytic(servers=-1)
+    # Like the CLI's `analytic`, it takes the grid's axes, not run settings.
+    with pytest.raises(TypeError, match="'reps'"):
+        qsweep.analytic(**AXES)
 
 
 def test_load_types_columns_it_has_never_seen(tmp_path):

@@ -396,6 +396,13 @@ pub const HIST_OVERFLOW_BIN: u32 = HIST_FIRST_LOG_BIN + HIST_OCTAVES * HIST_SUB;
 /// percentiles are computed on the host from the wait histogram and the
 /// service law (`stats::convolved_quantile`).
 pub const HIST_BINS: u32 = HIST_OVERFLOW_BIN + 1;
+/// u32 words per bin of a GPU batch's histograms (`hist` in
+/// shaders/common.wgsl): a count's low then high word, so a bin holds a u64
+/// (a large GPU fills a point's bins past 2^32 customers; `hist_flush`
+/// carries into the high word). A workgroup's own tile histogram keeps one
+/// u32 per bin: a pass adds at most `TILE_REPS` × its customers to it,
+/// which the GPU engine keeps under 2^32.
+pub const HIST_WORDS_PER_BIN: u32 = 2;
 
 /// Bin of a scaled, nonnegative time `v` (= t / scale). Written with
 /// selects, not branches, so the CPU engine bins all its lanes at once.

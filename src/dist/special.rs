@@ -101,7 +101,10 @@ pub fn gamma_pq(a: f64, x: f64) -> (f64, f64) {
             d = 1.0 / d;
             let del = d * c;
             h *= del;
-            if (del - 1.0).abs() < 1e-17 {
+            // Converged once the factor is 1 to an f64 ulp (a bound below
+            // the ulp, as before, never stops: the loop ran all 100000
+            // iterations whenever del rounded to 1 ± ulp).
+            if (del - 1.0).abs() <= f64::EPSILON {
                 break;
             }
         }

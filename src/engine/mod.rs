@@ -178,6 +178,28 @@ pub trait Engine {
     fn device_seconds(&self) -> Option<f64> {
         None
     }
+    /// What the device did since the engine opened, for engines that run on
+    /// one (the run's `.meta.json` records it).
+    fn device_report(&self) -> Option<DeviceReport> {
+        None
+    }
+}
+
+/// What a GPU engine's device did over every call since it opened.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeviceReport {
+    /// The adapter, as the CSV's `backend` column names it.
+    pub adapter: String,
+    /// Dispatches: one per pipeline group of each call, unless memory split it.
+    pub dispatches: u64,
+    /// Passes (each a `[begin, end)` range of customers of a dispatch).
+    pub passes: u64,
+    /// Invocations (replications, in whole workgroups of 64) of the widest
+    /// dispatch.
+    pub max_invocations_per_dispatch: u64,
+    /// Device time of the passes: timestamp queries where the adapter has
+    /// them, else the host's wait.
+    pub device_seconds: f64,
 }
 
 /// A tile's cost in the kernels' loop iterations (customers, warm-up

@@ -43,7 +43,8 @@ use super::precision::MAX_REPS;
 use super::rounds::{first_round, rep_customers, rep_work, CHUNK_REPS, WINDOW_BYTES};
 use crate::contract::costs::loop_cost_per_customer;
 use crate::contract::{
-    dispatch, DispatchPolicy, Kernel, PointParams, RepResult, HIST_BINS, TILE_REPS,
+    dispatch, DispatchPolicy, Kernel, PointParams, RepResult, HIST_BINS, HIST_WORDS_PER_BIN,
+    TILE_REPS,
 };
 use crate::engine::cpu::LANES;
 use crate::engine::schedule::{batch_start, hist_batches, tiles_for_point};
@@ -296,7 +297,7 @@ fn device_bytes(points: &[PreparedPoint], reps: u32) -> u64 {
         })
         .max()
         .unwrap_or(0);
-    let hist = call_slots(points, reps) * u64::from(HIST_BINS) * 4;
+    let hist = call_slots(points, reps) * u64::from(HIST_BINS) * u64::from(HIST_WORDS_PER_BIN) * 4;
     lanes * per_lane + hist + (lanes * state).min(1 << 30)
 }
 

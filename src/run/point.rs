@@ -5,6 +5,8 @@ use super::precision::Precision;
 use crate::analytic::{self, Baseline, Policy, QueueInput};
 use crate::contract::{dispatch, rep_status, PointParams, RepResult};
 use crate::engine::Engine;
+use crate::export::Table;
+use crate::output;
 use crate::routing::Routing;
 use crate::spec::{GridPoint, Spec};
 use crate::stats::PointStats;
@@ -95,6 +97,19 @@ pub fn point_params(spec: &Spec, g: &GridPoint, table: &mut Vec<f32>) -> PointPa
         ..PointParams::default()
     }
     .with_ln_keep()
+}
+
+/// `qsweep analytic`'s table: each grid point's axes and analytic baseline
+/// (the CLI prints or writes it, the Python module returns it as a frame).
+pub fn analytic_table(spec: &Spec) -> Table {
+    Table {
+        header: output::ANALYTIC_COLUMNS.map(String::from).to_vec(),
+        rows: spec
+            .points()
+            .iter()
+            .map(|p| output::analytic_fields(p, &baseline(p)))
+            .collect(),
+    }
 }
 
 /// The analytic baseline of a grid point.

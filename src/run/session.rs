@@ -429,6 +429,7 @@ impl Session {
                 ended: None,
                 status: Status::Running,
                 points_run: 0,
+                device: None,
             },
             first_started: self.first_started.clone(),
             error: None,
@@ -571,6 +572,15 @@ impl Session {
     /// The engines that simulated, as the meta and the summary name them.
     pub fn engines(&self) -> String {
         self.labels.join(", then ")
+    }
+
+    /// Records what the engine's device did in this invocation (see
+    /// [`Engine::device_report`](crate::engine::Engine::device_report)), for
+    /// the `.meta.json` that [`Self::finish`] writes.
+    pub fn record_device(&mut self, report: Option<crate::engine::DeviceReport>) {
+        if let Some(meta) = self.meta.as_mut() {
+            meta.run.device = report;
+        }
     }
 
     /// Syncs the rows, then records how the run ended in the `.meta.json`.

@@ -1,4 +1,4 @@
-//! The flags of `qsweep run` and `qsweep analytic`, and reading list flags.
+//! The flags of `qsweep run` ([`SweepArgs`]) and `qsweep analytic` ([`AnalyticArgs`]), and reading list flags.
 //!
 //! [`SweepArgs`] declares one flag per `[sweep]` axis and per `[run]`
 //! setting (clap derive: its doc comments are the `--help` text). Axis flags
@@ -95,6 +95,74 @@ pub struct SweepArgs {
     /// Extra wait quantiles, each adding the CSV columns q{Q}_wait and q{Q}_wait_ci95 (e.g. 0.9999 → q0.9999_wait), computed like p99_wait [list]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub quantiles: Option<String>,
+}
+
+/// Flags of `qsweep analytic`: the grid's axes only (no simulation, so none
+/// of `run`'s settings). Each is `qsweep run`'s flag of the same name, with
+/// its help (a test keeps the two in step).
+#[derive(clap::Args, Debug, Default, Clone)]
+pub struct AnalyticArgs {
+    /// Sweep spec (TOML); its [run] settings are not used. Without it the built-in default study (data/seed.toml), with any flags applied on top.
+    #[arg(value_name = "SPEC")]
+    pub spec: Option<PathBuf>,
+    /// Routing policies: random, round_robin, central, jsq, pod, jiq, lwl [list]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub routing: Vec<String>,
+    /// Servers sampled per request by pod (power of d choices) [list of 1..=32 or ranges; default 2]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub choices: Vec<String>,
+    /// Routers, each seeing only its own requests (central, jsq, pod, jiq) [list of 1..=1024 or ranges; default 1]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub routers: Vec<String>,
+    /// Dynos (servers) behind the load balancer [list of integers >= 1, or ranges: 10:100:10, geom(1,1000,7)]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub servers: Vec<String>,
+    /// Workers per dyno [list of integers >= 1 or ranges; default 1]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub workers: Vec<String>,
+    /// Interarrival laws, rescaled to mean 1/lambda at each point [list; default exp]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub arrival: Vec<String>,
+    /// Arrival rates, requests per time unit (replaces the spec's lambda or rho) [list or ranges]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub lambda: Vec<String>,
+    /// Target utilisations: lambda = rho·servers·workers/E[S] (replaces the spec's lambda or rho) [list, or ranges: 0.5:0.95:0.05 (stop included), geom(0.1,0.9,5) (log-spaced)]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub rho: Vec<String>,
+    /// Service-time laws, e.g. 'weibull(shape=0.46,median=0.05,min=0.01,max=30)' [list]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub service: Vec<String>,
+    /// Also write the table to this file: .csv, .json, .md or .parquet by extension, or - for CSV on stdout (instead of the text table)
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Include points with rho >= 1 (their baseline is `unstable`) instead of refusing them
+    #[arg(long)]
+    pub allow_unstable: bool,
+    /// Overwrite the output file if it exists
+    #[arg(long)]
+    pub force: bool,
+}
+
+impl AnalyticArgs {
+    /// The same request as `qsweep run`'s flags.
+    pub fn sweep(&self) -> SweepArgs {
+        SweepArgs {
+            spec: self.spec.clone(),
+            routing: self.routing.clone(),
+            choices: self.choices.clone(),
+            routers: self.routers.clone(),
+            servers: self.servers.clone(),
+            workers: self.workers.clone(),
+            arrival: self.arrival.clone(),
+            lambda: self.lambda.clone(),
+            rho: self.rho.clone(),
+            service: self.service.clone(),
+            out: self.out.clone(),
+            allow_unstable: self.allow_unstable,
+            force: self.force,
+            ..SweepArgs::default()
+        }
+    }
 }
 
 /// All items of a repeatable, comma-separated list flag (`None`: not given).

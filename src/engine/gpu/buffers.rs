@@ -1,12 +1,15 @@
 //! The device buffers of one batch, allocated and uploaded once for all its
 //! passes, and bound as `shaders/common.wgsl` declares them
-//! (`@group(0) @binding(0..=7)`).
+//! (`@group(0) @binding(0..=7)`). Nothing is created per pass: each pass's
+//! `DispatchInfo` (binding 5) is written into one of [`PASSES_IN_FLIGHT`]
+//! uniform buffers, and each dispatch has one bind group per such slot.
 
 use anyhow::Result;
 use wgpu::util::DeviceExt;
 
-use super::layout::LANE_STATE_BYTES;
+use super::layout::{DispatchInfo, LANE_STATE_BYTES};
 use super::plan::BatchPlan;
+use super::timer::PASSES_IN_FLIGHT;
 use super::OpenDevice;
 use crate::contract::Kernel;
 use crate::engine::Batch;
@@ -21,8 +24,13 @@ pub(super) struct BatchBuffers {
     pub table: wgpu::Buffer,
     /// 3: a `RepResult` per lane of every tile.
     pub results: wgpu::Buffer,
-    /// 4: the histograms, one slot after another.
+    /// 4: the histograms, one slot after another, each bin a u64 as two
+    /// words (`HIST_WORDS_PER_BIN`).
     pub hist: wgpu::Buffer,
+    /// 5: a pass's `DispatchInfo`, one buffer per slot of the
+    /// [`PASSES_IN_FLIGHT`] ring (a slot is rewritten only once the pass
+    /// that last used it has retired).
+    pub info: Vec<wgpu::Buffer>,
     /// 6: the Kiefer–Wolfowitz heaps or the dispatch kernel's state.
     pub heap: wgpu::Buffer,
     /// 7: a `LaneState` per lane of the largest dispatch.
@@ -58,8 +66,21 @@ impl BatchBuffers {
         let hist = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("hist"),
             contents: &vec![0u8; (plan.hist_words * 4) as usize],
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            // COPY_DST: the tests pre-fill counts near 2^32.
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
         });
+        let info = (0..PASSES_IN_FLIGHT)
+            .map(|_| {
+                dev.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("dispatch info"),
+                    size: std::mem::size_of::<DispatchInfo>() as u64,
+                    usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                })
+            })
+            .collect();
         let heap = dev.create_buffer(&wgpu::BufferDescriptor {
             label: Some("heap"),
             size: plan.heap_bytes,
@@ -79,31 +100,48 @@ impl BatchBuffers {
             table,
             results,
             hist,
+            info,
             heap,
             lane_state,
         })
     }
 
-    /// The bind group entries of a pass of `kernel` whose `DispatchInfo`
-    /// (binding 5) is in `info`. Lindley has no binding 6.
-    pub fn entries<'a>(
-        &'a self,
-        info: &'a wgpu::Buffer,
+    /// A dispatch's bind groups for `pipeline` of `kernel`, one per ring
+    /// slot (binding 5 the slot's `DispatchInfo`). Lindley has no binding 6.
+    pub fn bind_groups(
+        &self,
+        gpu: &OpenDevice,
+        pipeline: &wgpu::ComputePipeline,
         kernel: Kernel,
-    ) -> Vec<wgpu::BindGroupEntry<'a>> {
-        let mut entries = vec![
-            entry(0, &self.params),
-            entry(1, &self.tiles),
-            entry(2, &self.table),
-            entry(3, &self.results),
-            entry(4, &self.hist),
-            entry(5, info),
-            entry(7, &self.lane_state),
-        ];
-        if kernel != Kernel::Lindley {
-            entries.push(entry(6, &self.heap));
-        }
-        entries
+    ) -> Result<Vec<wgpu::BindGroup>> {
+        let dev = &gpu.device;
+        let layout = pipeline.get_bind_group_layout(0);
+        let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
+        let groups = self
+            .info
+            .iter()
+            .map(|info| {
+                let mut entries = vec![
+                    entry(0, &self.params),
+                    entry(1, &self.tiles),
+                    entry(2, &self.table),
+                    entry(3, &self.results),
+                    entry(4, &self.hist),
+                    entry(5, info),
+                    entry(7, &self.lane_state),
+                ];
+                if kernel != Kernel::Lindley {
+                    entries.push(entry(6, &self.heap));
+                }
+                dev.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: None,
+                    layout: &layout,
+                    entries: &entries,
+                })
+            })
+            .collect();
+        gpu.check_error(scope, "binding a dispatch's buffers")?;
+        Ok(groups)
     }
 }
 

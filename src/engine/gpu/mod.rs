@@ -2,9 +2,10 @@
 //! Vulkan, Metal, DX12 or GL adapter (lavapipe included).
 //!
 //! [`GpuEngine::run`] takes a batch through four steps, one module each:
-//! - `plan`: which points the GPU takes, the tiles' order, dispatches and
-//!   passes sized from the measured throughput, buffer sizes;
-//! - `buffers`: the batch's buffers, allocated and uploaded once;
+//! - `plan`: which points the GPU takes, the tiles' order, dispatches sized
+//!   by memory, passes by the adapter (loop budget or measured time), buffer
+//!   sizes;
+//! - `buffers`: the batch's buffers and uniform ring, allocated once;
 //! - `submit`: the passes encoded and queued, timed (`timer`) and retired;
 //! - `readback`: the results copied back, in the caller's tile order.
 //!
@@ -19,7 +20,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use super::{hand_over, Batch, BatchOutput, Cancelled, Engine, TileDone, Watch};
+use super::{hand_over, Batch, BatchOutput, Cancelled, DeviceReport, Engine, TileDone, Watch};
 use crate::contract::{Kernel, LawKind, Thinning, HIST_BINS};
 
 mod adapter;
@@ -30,6 +31,8 @@ mod pipelines;
 mod plan;
 mod readback;
 mod submit;
+#[cfg(test)]
+mod tests;
 mod timer;
 
 pub use adapter::{list_adapters, AdapterChoice, AdapterDesc};
@@ -38,11 +41,13 @@ pub use peak::{peak_source, PEAK_WGSL};
 pub use pipelines::{
     Specialization, DISPATCH_WGSL, KIEFER_WOLFOWITZ_WGSL, LINDLEY_WGSL, PRIVATE_HEAP_SIZE,
 };
-pub use plan::{pass_customers, LOOP_BUDGET, MAX_GPU_SERVERS, TARGET_DISPATCH_SECONDS};
+pub use plan::{
+    pass_customers, LOOP_BUDGET, MAX_GPU_SERVERS, MAX_PASS_CUSTOMERS, TARGET_PASS_SECONDS,
+};
 
 use buffers::BatchBuffers;
 use pipelines::PipelineCache;
-use plan::{BatchPlan, KernelRates};
+use plan::{BatchPlan, KernelRates, PassLength};
 
 /// An open device: what every step submits to, and what its errors name.
 struct OpenDevice {
@@ -75,8 +80,10 @@ pub struct GpuEngine {
     gpu: OpenDevice,
     limits: wgpu::Limits,
     pipelines: PipelineCache,
-    /// Measured customers/s per kernel, for sizing dispatches.
+    /// How passes are cut, and each kernel's measured rate.
     rates: KernelRates,
+    /// What the device did since the engine opened.
+    report: DeviceReport,
     /// Seconds the device spent in the last `run`: summed timestamp queries
     /// around each pass where the adapter has them, else the host's wait.
     pub last_device_seconds: f64,
@@ -117,6 +124,11 @@ impl GpuEngine {
         let lost = Arc::new(AtomicBool::new(false));
         let lost_flag = lost.clone();
         device.set_device_lost_callback(move |_, _| lost_flag.store(true, Ordering::SeqCst));
+        let pass_length = PassLength::for_adapter(&desc);
+        let report = DeviceReport {
+            adapter: desc.label(),
+            ..Default::default()
+        };
         let mut engine = Self {
             gpu: OpenDevice {
                 device,
@@ -126,7 +138,8 @@ impl GpuEngine {
             },
             limits,
             pipelines: PipelineCache::default(),
-            rates: KernelRates::new(),
+            rates: KernelRates::new(pass_length),
+            report,
             last_device_seconds: 0.0,
             timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
         };
@@ -153,13 +166,17 @@ impl Engine for GpuEngine {
         Some(self.last_device_seconds)
     }
 
+    fn device_report(&self) -> Option<DeviceReport> {
+        Some(self.report.clone())
+    }
+
     fn run(&mut self, batch: &Batch) -> Result<BatchOutput> {
         Ok(self.run_timed(batch, Watch::none())?.0)
     }
 
     /// The call's passes stop at `watch`; its tiles are handed over at the
     /// end, each with its share of the call's wall time in proportion to the
-    /// device time measured for it.
+    /// time of the passes it ran in (shared by customers).
     fn run_watched(
         &mut self,
         batch: &Batch,
@@ -194,9 +211,9 @@ impl GpuEngine {
             self.pipelines
                 .get_or_compile(&self.gpu.device, Specialization::of(p))?;
         }
-        let plan = BatchPlan::new(batch, &self.limits, &self.rates)?;
+        let plan = BatchPlan::new(batch, &self.limits)?;
         let buffers = BatchBuffers::create(&self.gpu, batch, &plan)?;
-        let times = submit::run_passes(
+        let (tally, times) = submit::run_passes(
             &self.gpu,
             &self.pipelines,
             &plan,
@@ -206,10 +223,11 @@ impl GpuEngine {
             self.timestamps,
             watch,
         )?;
-        self.last_device_seconds = times.device_seconds;
+        self.last_device_seconds = tally.device_seconds;
+        submit::add_to_report(&mut self.report, &tally);
         let mut tile_seconds = vec![0.0; batch.tiles.len()];
         for (pos, &orig) in plan.order.iter().enumerate() {
-            tile_seconds[orig] = times.tile_seconds[pos];
+            tile_seconds[orig] = times[pos];
         }
         let out = readback::batch_output(&self.gpu, batch, &plan, &buffers)?;
         Ok((out, tile_seconds))

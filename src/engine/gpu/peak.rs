@@ -65,7 +65,7 @@ impl GpuEngine {
                 pass.dispatch_workgroups(groups_x, groups_y, 1);
             }
             if let Some(t) = &timer {
-                t.resolve(&mut enc, 0);
+                t.resolve(&mut enc, 1);
             }
             let started = Instant::now();
             let index = gpu.queue.submit([enc.finish()]);
@@ -77,7 +77,7 @@ impl GpuEngine {
             let wall = started.elapsed().as_secs_f64();
             gpu.check_error(scope, "the peak-throughput dispatch")?;
             let secs = match &timer {
-                Some(t) => t.seconds(dev, 0, index)?,
+                Some(t) => t.read(dev, 1, index)?[0],
                 None => wall,
             };
             let invocations = (u64::from(groups_x) * u64::from(groups_y) * 64) as f64;

@@ -1,38 +1,49 @@
 //! Planning a batch: which points the GPU can take, the order its tiles run
 //! in, how they are cut into dispatches and passes, and the buffer sizes
-//! that follows.
+//! that follow.
 //!
-//! A batch's tiles are grouped by pipeline and queue size, then cut into
-//! dispatches of consecutive tiles sized from each kernel's measured
-//! throughput ([`KernelRates`]) so that one pass takes about
-//! [`TARGET_DISPATCH_SECONDS`] (far from any OS watchdog), within the
-//! adapter's buffer limits and 65535 workgroups per dimension. Each
-//! dispatch runs in passes of at most [`pass_customers`] customers, which
-//! keeps every invocation under [`LOOP_BUDGET`].
+//! Dispatches are sized by memory alone: a batch's tiles are grouped by
+//! pipeline ([`Specialization`]) and, within it, by queue size, and every
+//! tile of a group runs in ONE dispatch whenever its buffers fit the
+//! adapter's limits (`max_storage_buffer_binding_size`, `max_buffer_size`,
+//! at most [`MAX_BINDING_BYTES`]) and 65535 × 65535 workgroups; only memory
+//! splits a group. So all of a group's replications are in flight at once,
+//! which is what fills a large GPU (an H200 holds 132 SMs × 2048 threads).
+//!
+//! Each dispatch runs in passes of customers `[begin, end)` (the kernels save
+//! a replication's state between passes, so the numbers do not depend on how
+//! passes are cut). [`PassLength`] says how long a pass is: on a software
+//! adapter (lavapipe) [`pass_customers`], which keeps every invocation under
+//! [`LOOP_BUDGET`]; on hardware about [`TARGET_PASS_SECONDS`] of device time,
+//! from the kernel's measured rate ([`KernelRates`]).
 
 use anyhow::{bail, Result};
 
 use super::layout::LANE_STATE_BYTES;
 use super::Specialization;
 use crate::contract::costs::loop_cost_per_customer;
-use crate::contract::{dispatch, Kernel, PointParams, RepResult, Tile, HIST_BINS, TILE_REPS};
+use crate::contract::{
+    dispatch, Kernel, PointParams, RepResult, Tile, HIST_BINS, HIST_WORDS_PER_BIN, TILE_REPS,
+};
 use crate::engine::Batch;
 
 /// Servers in one Kiefer–Wolfowitz queue on the GPU, at most (its heap
 /// loops run over all servers; the CPU engine has no such limit).
 pub const MAX_GPU_SERVERS: u32 = 65_535;
 
-/// Wall time one dispatch should take.
-pub const TARGET_DISPATCH_SECONDS: f64 = 0.1;
-/// Throughput assumed before the first measurement (customers/s).
-const INITIAL_RATE: f64 = 2e7;
 pub(super) const MAX_GROUPS_PER_DIM: u32 = 65_535;
+
+/// Largest buffer one batch binds, whatever the adapter allows: adapters
+/// with a large `max_buffer_size` (a discrete GPU reports its whole memory)
+/// would otherwise let one batch of wide Kiefer–Wolfowitz queues take it all
+/// (65535 servers × 65536 replications is 17 GB of heaps).
+const MAX_BINDING_BYTES: u64 = 1 << 30;
 
 /// Loop iterations one invocation may spend per pass. llvmpipe/lavapipe
 /// (Mesa's `LP_MAX_TGSI_LOOP_ITERATIONS`) silently ends every loop once an
 /// invocation has run 65535 iterations in total, so replications are run in
 /// passes of a bounded number of customers, their state saved in between.
-/// Short passes also keep every dispatch far from OS GPU watchdogs.
+/// Only software adapters cut passes this way ([`PassLength::LoopBudget`]).
 pub const LOOP_BUDGET: u64 = 48_000;
 
 /// Customers per pass for a point: within [`LOOP_BUDGET`] after the first
@@ -71,30 +82,154 @@ pub(super) fn check_gpu_limits(params: &[PointParams]) -> Result<()> {
     Ok(())
 }
 
-/// Measured throughput of each kernel on this device (customers/s), which
-/// sizes later dispatches.
-pub(super) struct KernelRates([f64; Kernel::ALL.len()]);
+/// Device time one pass should take on a hardware adapter. Short enough to
+/// stay far from OS GPU watchdogs (Windows resets a device whose work runs
+/// about 2 s, TDR's default) and for a stop flag checked between passes to
+/// answer within a few of them (at most [`PASSES_IN_FLIGHT`] + 1 passes are
+/// queued or running); long enough that a pass's fixed cost on the host and
+/// the device (encoding, submission, a launch: tens of microseconds) stays
+/// near 0.1% of it.
+///
+/// [`PASSES_IN_FLIGHT`]: super::timer::PASSES_IN_FLIGHT
+pub const TARGET_PASS_SECONDS: f64 = 0.03;
 
-impl KernelRates {
-    pub fn new() -> Self {
-        Self([INITIAL_RATE; Kernel::ALL.len()])
-    }
+/// Loop iterations ([`loop_cost_per_customer`] × customers, summed over a
+/// pass's replications) per second that a hardware adapter is assumed to run
+/// before its kernel has been measured. Lavapipe's slowest kernel on the
+/// development machine's two cores runs about this many (README, Speed: jsq
+/// with R = 100 at 9 × 10⁵ customers/s, about 100 loop iterations each; its
+/// M/M/1 runs 2 × 10⁹), and any hardware GPU is faster, so a first pass takes
+/// at most about [`TARGET_PASS_SECONDS`]. Later passes grow from
+/// measurements, at most [`MAX_SPEEDUP_PER_PASS`] times per pass.
+const START_LOOPS_PER_SECOND: f64 = 1e8;
 
-    fn of(&self, kernel: Kernel) -> f64 {
-        self.0[kernel as usize]
-    }
+/// How much faster than predicted one measured pass may make the next: a
+/// pass measured as (say) 100x faster than expected (a timer glitch, or a
+/// first pass that was mostly launch latency) lengthens the next ones step
+/// by step, while a slower pass shortens them at once.
+const MAX_SPEEDUP_PER_PASS: f64 = 8.0;
 
-    /// Account for a pass of `kernel` that simulated `work` customers in
-    /// `seconds`: track the measured rate, never growing more than 4x at once.
-    pub fn record(&mut self, kernel: Kernel, work: f64, seconds: f64) {
-        if seconds > 0.0 {
-            let r = &mut self.0[kernel as usize];
-            *r = (work / seconds).min(*r * 4.0);
+/// Customers per replication in one pass, at most: a workgroup's tile
+/// histogram (`tile_hist` in common.wgsl) holds a pass's counts of its
+/// [`TILE_REPS`] replications in u32 bins, so a pass stays under 2^32 / 64
+/// customers per replication.
+pub const MAX_PASS_CUSTOMERS: u32 = u32::MAX / TILE_REPS;
+
+/// How one adapter's passes are cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum PassLength {
+    /// A software adapter: [`pass_customers`] (its loop cap, [`LOOP_BUDGET`]).
+    LoopBudget,
+    /// A hardware adapter: [`TARGET_PASS_SECONDS`] at the measured rate.
+    Timed,
+    /// This many customers per pass (tests: the results must not depend on
+    /// the cutting).
+    #[cfg(test)]
+    Fixed(u32),
+}
+
+impl PassLength {
+    /// Software adapters (wgpu's `DeviceType::Cpu`: lavapipe, llvmpipe,
+    /// WARP, SwiftShader) cap loop iterations; hardware ones are timed.
+    pub fn for_adapter(desc: &super::AdapterDesc) -> Self {
+        if desc.is_software {
+            Self::LoopBudget
+        } else {
+            Self::Timed
         }
     }
 }
 
-/// Tiles of one kernel and queue size that run together, pass by pass.
+/// A kernel's measured speed: loop iterations per replication per second on
+/// a pass of `lanes` replications. A pass of `L` replications is predicted
+/// to take as long per replication below `lanes` (the device was not full),
+/// and proportionally longer above it (the device may have been full):
+/// both err on the long side, so a pass stays within its target.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Rate {
+    lane_loops_per_second: f64,
+    lanes: u64,
+}
+
+impl Rate {
+    /// Before any measurement: [`START_LOOPS_PER_SECOND`] for the whole
+    /// device, shared by its replications.
+    const START: Rate = Rate {
+        lane_loops_per_second: START_LOOPS_PER_SECOND,
+        lanes: 1,
+    };
+
+    /// Predicted seconds of a pass of `customers` per replication over
+    /// `lanes` replications costing `cost` loop iterations per customer.
+    fn seconds(&self, lanes: u64, customers: f64, cost: u64) -> f64 {
+        let crowding = (lanes as f64 / self.lanes as f64).max(1.0);
+        customers * cost as f64 / self.lane_loops_per_second * crowding
+    }
+}
+
+/// What cuts a device's passes: its [`PassLength`] and, for timed passes,
+/// each kernel's measured rate, updated as passes retire.
+pub(super) struct KernelRates {
+    pub pass_length: PassLength,
+    measured: [Option<Rate>; Kernel::ALL.len()],
+}
+
+impl KernelRates {
+    pub fn new(pass_length: PassLength) -> Self {
+        Self {
+            pass_length,
+            measured: [None; Kernel::ALL.len()],
+        }
+    }
+
+    fn rate(&self, kernel: Kernel) -> Rate {
+        self.measured[kernel as usize].unwrap_or(Rate::START)
+    }
+
+    /// The end of `d`'s pass that starts at customer `begin`: never past
+    /// `d.max_total`.
+    pub fn pass_end(&self, d: &DispatchPlan, begin: u32) -> u32 {
+        let len = match self.pass_length {
+            PassLength::LoopBudget => d.loop_budget_pass,
+            PassLength::Timed => {
+                let per_customer = self.rate(d.spec.kernel).seconds(d.lanes(), 1.0, d.cost);
+                (TARGET_PASS_SECONDS / per_customer).clamp(1.0, f64::from(MAX_PASS_CUSTOMERS))
+                    as u32
+            }
+            #[cfg(test)]
+            PassLength::Fixed(n) => n.clamp(1, MAX_PASS_CUSTOMERS),
+        };
+        begin.saturating_add(len).min(d.max_total)
+    }
+
+    /// Account for a retired pass of `d` that ran `customers` per replication
+    /// in `seconds`: the kernel's rate becomes this pass's, at most
+    /// [`MAX_SPEEDUP_PER_PASS`] times faster than the old rate predicted.
+    pub fn record(&mut self, d: &DispatchPlan, customers: u32, seconds: f64) {
+        let kernel = d.spec.kernel;
+        let (lanes, customers) = (d.lanes(), f64::from(customers));
+        let predicted = self.rate(kernel).seconds(lanes, customers, d.cost);
+        let seconds = seconds.max(predicted / MAX_SPEEDUP_PER_PASS);
+        if customers > 0.0 && seconds > 0.0 {
+            self.measured[kernel as usize] = Some(Rate {
+                lane_loops_per_second: customers * d.cost as f64 / seconds,
+                lanes,
+            });
+        }
+    }
+
+    /// As if `d`'s kernel had been measured at `customers_per_second` (all
+    /// of `d`'s replications together).
+    #[cfg(test)]
+    pub fn assume(&mut self, d: &DispatchPlan, customers_per_second: f64) {
+        self.measured[d.spec.kernel as usize] = Some(Rate {
+            lane_loops_per_second: customers_per_second * d.cost as f64 / d.lanes() as f64,
+            lanes: d.lanes(),
+        });
+    }
+}
+
+/// Tiles of one pipeline that run together, pass by pass.
 pub(super) struct DispatchPlan {
     pub spec: Specialization,
     pub tile_offset: u32,
@@ -103,8 +238,13 @@ pub(super) struct DispatchPlan {
     pub max_servers: u32,
     /// Largest per-replication state among the tiles (words, dispatch only).
     pub max_words: u64,
-    /// Customers per pass (the smallest over the tiles' points).
-    pub pass: u32,
+    /// Customers per pass under [`LOOP_BUDGET`] (the smallest
+    /// [`pass_customers`] over the tiles' points).
+    pub loop_budget_pass: u32,
+    /// Loop iterations per customer (the largest
+    /// [`loop_cost_per_customer`] over the tiles' points), which scales the
+    /// kernel's measured rate to this dispatch.
+    pub cost: u64,
     /// Longest replication (warm-up included) among the tiles.
     pub max_total: u32,
 }
@@ -141,6 +281,12 @@ impl DispatchPlan {
         let groups_x = self.tiles.min(MAX_GROUPS_PER_DIM);
         (groups_x, self.tiles.div_ceil(groups_x))
     }
+
+    /// Invocations the dispatch launches (whole workgroups of `TILE_REPS`).
+    pub fn invocations(&self) -> u64 {
+        let (x, y) = self.workgroups();
+        u64::from(x) * u64::from(y) * u64::from(TILE_REPS)
+    }
 }
 
 /// How a batch runs on the device, and the sizes of the buffers it needs.
@@ -152,7 +298,7 @@ pub(super) struct BatchPlan {
     pub dispatches: Vec<DispatchPlan>,
     /// Bytes of the results: one [`RepResult`] per lane of every tile.
     pub results_bytes: u64,
-    /// Words of the histograms: `slots × HIST_BINS`.
+    /// Words of the histograms: `slots × HIST_BINS × HIST_WORDS_PER_BIN`.
     pub hist_words: u64,
     /// Bytes of binding 6, enough for any dispatch (at least 4).
     pub heap_bytes: u64,
@@ -161,8 +307,9 @@ pub(super) struct BatchPlan {
 }
 
 impl BatchPlan {
-    pub fn new(batch: &Batch, limits: &wgpu::Limits, rates: &KernelRates) -> Result<Self> {
-        // Group tiles by pipeline, then by queue size, so each dispatch is uniform.
+    pub fn new(batch: &Batch, limits: &wgpu::Limits) -> Result<Self> {
+        // Group tiles by pipeline, then by queue size, so each dispatch is
+        // uniform and a split by memory falls between queue sizes.
         let mut order: Vec<usize> = (0..batch.tiles.len()).collect();
         let key = |i: usize| {
             let p = &batch.params[batch.tiles[i].param_index as usize];
@@ -173,13 +320,16 @@ impl BatchPlan {
 
         let results_bytes =
             (tiles.len() as u64) * u64::from(TILE_REPS) * std::mem::size_of::<RepResult>() as u64;
-        let hist_words = u64::from(batch.slots) * u64::from(HIST_BINS);
+        let hist_words =
+            u64::from(batch.slots) * u64::from(HIST_BINS) * u64::from(HIST_WORDS_PER_BIN);
         let max_binding = limits.max_storage_buffer_binding_size;
         if results_bytes > max_binding || hist_words * 4 > max_binding {
             bail!("batch too large for one binding ({results_bytes} bytes of results)");
         }
-        let mem_budget = max_binding.min(limits.max_buffer_size).min(1 << 30);
-        let dispatches = plan_dispatches(batch.params, &tiles, mem_budget, rates)?;
+        let mem_budget = max_binding
+            .min(limits.max_buffer_size)
+            .min(MAX_BINDING_BYTES);
+        let dispatches = plan_dispatches(batch.params, &tiles, mem_budget)?;
         let max_lanes = dispatches
             .iter()
             .map(DispatchPlan::lanes)
@@ -201,30 +351,49 @@ impl BatchPlan {
             max_lanes,
         })
     }
+
+    /// Passes the plan takes with `rates` held fixed (no new measurement).
+    #[cfg(test)]
+    pub fn passes(&self, rates: &KernelRates) -> u64 {
+        self.dispatches.iter().map(|d| d.passes(rates)).sum()
+    }
 }
 
-/// Cut `tiles` (grouped by pipeline) into dispatches of consecutive tiles
-/// of one pipeline, within `mem_budget` bytes per buffer and sized so that
-/// one pass takes about [`TARGET_DISPATCH_SECONDS`].
+impl DispatchPlan {
+    /// Passes the dispatch takes with `rates` held fixed.
+    #[cfg(test)]
+    pub fn passes(&self, rates: &KernelRates) -> u64 {
+        let (mut begin, mut n) = (0, 0);
+        while begin < self.max_total {
+            begin = rates.pass_end(self, begin);
+            n += 1;
+        }
+        n
+    }
+}
+
+/// Cut `tiles` (grouped by pipeline) into dispatches: all the consecutive
+/// tiles of one pipeline in one, unless their heaps or lane states would
+/// exceed `mem_budget` bytes (or the workgroup grid would exceed 65535 ×
+/// 65535), which starts another.
 fn plan_dispatches(
     params: &[PointParams],
     tiles: &[Tile],
     mem_budget: u64,
-    rates: &KernelRates,
 ) -> Result<Vec<DispatchPlan>> {
     let mut plans: Vec<DispatchPlan> = Vec::new();
     let mut i = 0usize;
     while i < tiles.len() {
         let spec = Specialization::of(&params[tiles[i].param_index as usize]);
         let k = spec.kernel;
-        let target = rates.of(k) * TARGET_DISPATCH_SECONDS;
         let mut plan = DispatchPlan {
             spec,
             tile_offset: i as u32,
             tiles: 0,
             max_servers: 0,
             max_words: 0,
-            pass: u32::MAX,
+            loop_budget_pass: u32::MAX,
+            cost: 1,
             max_total: 0,
         };
         while i < tiles.len() {
@@ -233,7 +402,6 @@ fn plan_dispatches(
                 break;
             }
             let servers = plan.max_servers.max(p.servers);
-            let pass = plan.pass.min(pass_customers(p));
             let lanes = u64::from(plan.tiles + 1) * u64::from(TILE_REPS);
             let words = if k == Kernel::Dispatch {
                 plan.max_words.max(dispatch::state_words(p))
@@ -241,10 +409,8 @@ fn plan_dispatches(
                 0
             };
             let heap_bytes = heap_bytes(k, lanes, servers, words);
-            let pass_work = lanes as f64 * f64::from(pass);
             if plan.tiles > 0
-                && (pass_work > target
-                    || heap_bytes > mem_budget
+                && (heap_bytes > mem_budget
                     || lanes * LANE_STATE_BYTES > mem_budget
                     || plan.tiles + 1 > MAX_GROUPS_PER_DIM * MAX_GROUPS_PER_DIM)
             {
@@ -269,7 +435,8 @@ fn plan_dispatches(
             plan.tiles += 1;
             plan.max_servers = servers;
             plan.max_words = words;
-            plan.pass = pass;
+            plan.loop_budget_pass = plan.loop_budget_pass.min(pass_customers(p));
+            plan.cost = plan.cost.max(loop_cost_per_customer(p));
             plan.max_total = plan.max_total.max(p.warmup + p.customers);
             i += 1;
         }

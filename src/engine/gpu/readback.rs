@@ -7,7 +7,7 @@ use anyhow::{anyhow, bail, Result};
 use super::buffers::BatchBuffers;
 use super::plan::BatchPlan;
 use super::OpenDevice;
-use crate::contract::{rep_status, RepResult, TILE_REPS};
+use crate::contract::{rep_status, RepResult, HIST_WORDS_PER_BIN, TILE_REPS};
 use crate::engine::{Batch, BatchOutput};
 
 /// The batch's output, once every pass has been retired.
@@ -48,8 +48,13 @@ pub(super) fn batch_output(
         }
         out.reps.extend_from_slice(reps);
     }
-    for (dst, &src) in out.hist.iter_mut().zip(&raw_hist) {
-        *dst = u64::from(src);
+    // Each bin is a u64 as (low, high) words (`hist_flush` in common.wgsl).
+    for (dst, words) in out
+        .hist
+        .iter_mut()
+        .zip(raw_hist.chunks_exact(HIST_WORDS_PER_BIN as usize))
+    {
+        *dst = u64::from(words[0]) | u64::from(words[1]) << 32;
     }
     Ok(out)
 }

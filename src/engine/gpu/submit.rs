@@ -1,37 +1,44 @@
 //! Running a planned batch: each dispatch's passes encoded and submitted in
-//! order, [`PASSES_IN_FLIGHT`] deep, each retired with its device time,
-//! which updates the kernel's measured rate and is shared out over the
-//! pass's tiles. The [`Watch`] is looked at before each pass: once it says
-//! stop, the passes in flight are waited for and the call fails with
-//! [`Cancelled`] (a pass takes about `TARGET_DISPATCH_SECONDS`).
+//! order, [`PASSES_IN_FLIGHT`] deep, each cut by [`KernelRates::pass_end`]
+//! and retired with its time, which updates the kernel's measured rate.
+//! Per pass only its `DispatchInfo` is written (into the slot's uniform
+//! buffer); buffers and bind groups are made once per batch and dispatch.
+//! Each retired pass's time is shared out over its tiles, and its customers
+//! are counted into the [`Watch`]. The watch is looked at before each
+//! pass: once it says stop, the passes in flight are waited for and the
+//! call fails with [`Cancelled`].
 
 use std::collections::VecDeque;
 use std::time::Instant;
 
 use anyhow::{anyhow, bail, Result};
-use wgpu::util::DeviceExt;
 
 use super::buffers::BatchBuffers;
 use super::layout::DispatchInfo;
 use super::pipelines::PipelineCache;
 use super::plan::{BatchPlan, DispatchPlan, KernelRates};
-use super::timer::{PassTimer, PASSES_IN_FLIGHT};
+use super::timer::{PassTimer, PASSES_IN_FLIGHT, PASSES_PER_READ};
 use super::OpenDevice;
 use crate::contract::{Kernel, PointParams, TILE_REPS};
 use crate::engine::{Cancelled, Watch};
 
-/// What [`run_passes`] measured.
-pub(super) struct PassTimes {
-    /// Device seconds of all passes (timestamp queries when the adapter
-    /// has them, else the host's wait).
+/// What the device did for one batch.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct PassTally {
+    pub dispatches: u64,
+    pub passes: u64,
+    /// Invocations of the widest dispatch (whole workgroups).
+    pub max_invocations: u64,
+    /// Timestamp queries around each pass where the adapter has them, else
+    /// the host's wait.
     pub device_seconds: f64,
-    /// Each tile's share of them (in the plan's tile order): a pass's time
-    /// split over its tiles by the customers each simulates in it.
-    pub tile_seconds: Vec<f64>,
 }
 
 /// Run every pass of `plan` on `buffers`, updating `rates`, until `watch`
-/// says stop ([`Cancelled`]).
+/// says stop ([`Cancelled`]); returns what the device did, with its seconds
+/// from timestamp queries when `timestamps`, else the host's wait, and
+/// each tile's share of the passes' time (in the plan's tile order: a
+/// pass's time split over its tiles by the customers each simulates in it).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn run_passes(
     gpu: &OpenDevice,
@@ -42,38 +49,40 @@ pub(super) fn run_passes(
     rates: &mut KernelRates,
     timestamps: bool,
     watch: Watch<'_>,
-) -> Result<PassTimes> {
+) -> Result<(PassTally, Vec<f64>)> {
     let timer = timestamps.then(|| PassTimer::new(&gpu.device, &gpu.queue));
     let mut tracker = PassTracker {
         tile_seconds: vec![0.0; plan.tiles.len()],
         ..PassTracker::default()
     };
-    let ctx = Shares {
+    let shares = Shares {
         plan,
         params,
         watch,
     };
-    for (index, dispatch) in plan.dispatches.iter().enumerate() {
+    for dispatch in &plan.dispatches {
         let pipeline = pipelines.compiled(&dispatch.spec);
-        let layout = pipeline.get_bind_group_layout(0);
+        let bind_groups = buffers.bind_groups(gpu, pipeline, dispatch.spec.kernel)?;
+        tracker.tally.dispatches += 1;
+        tracker.tally.max_invocations = tracker.tally.max_invocations.max(dispatch.invocations());
         let mut begin = 0u32;
         while begin < dispatch.max_total {
-            let end = begin.saturating_add(dispatch.pass);
             if watch.stopped() {
                 while !tracker.in_flight.is_empty() {
-                    tracker.retire_oldest(gpu, rates, timer.as_ref(), &ctx)?;
+                    tracker.retire_oldest(gpu, rates, timer.as_ref(), &shares)?;
                 }
                 return Err(Cancelled.into());
             }
-            // The oldest pass leaves the queue before its timer slot is reused.
+            // The oldest pass leaves the queue before its slot is reused
+            // (and its time sizes this pass).
             if tracker.in_flight.len() == PASSES_IN_FLIGHT {
-                tracker.retire_oldest(gpu, rates, timer.as_ref(), &ctx)?;
+                tracker.retire_oldest(gpu, rates, timer.as_ref(), &shares)?;
             }
+            let end = rates.pass_end(dispatch, begin);
             let pass = Pass {
                 dispatch,
-                index,
                 pipeline,
-                layout: &layout,
+                bind_groups: &bind_groups,
                 begin,
                 end,
             };
@@ -82,12 +91,12 @@ pub(super) fn run_passes(
         }
     }
     while !tracker.in_flight.is_empty() {
-        tracker.retire_oldest(gpu, rates, timer.as_ref(), &ctx)?;
+        tracker.retire_oldest(gpu, rates, timer.as_ref(), &shares)?;
     }
-    Ok(PassTimes {
-        device_seconds: tracker.device_seconds,
-        tile_seconds: tracker.tile_seconds,
-    })
+    if let Some(t) = &timer {
+        tracker.read_remaining_times(gpu, t)?;
+    }
+    Ok((tracker.tally, tracker.tile_seconds))
 }
 
 /// What sharing a retired pass's time out over its tiles needs.
@@ -118,17 +127,16 @@ impl Shares<'_> {
 }
 
 /// One pass of a dispatch: customers `[begin, end)` of its replications.
-struct Pass<'a> {
+struct Pass<'a, 'b> {
     dispatch: &'a DispatchPlan,
-    /// The dispatch's index in the plan.
-    index: usize,
-    pipeline: &'a wgpu::ComputePipeline,
-    layout: &'a wgpu::BindGroupLayout,
+    pipeline: &'b wgpu::ComputePipeline,
+    /// One per slot of the uniform ring.
+    bind_groups: &'b [wgpu::BindGroup],
     begin: u32,
     end: u32,
 }
 
-impl Pass<'_> {
+impl Pass<'_, '_> {
     /// The pass's uniform (binding 5).
     fn info(&self) -> DispatchInfo {
         let d = self.dispatch;
@@ -143,107 +151,94 @@ impl Pass<'_> {
             _pad1: 0,
         }
     }
-
-    /// Customers it simulates.
-    fn work(&self) -> f64 {
-        let d = self.dispatch;
-        f64::from(d.tiles)
-            * f64::from(TILE_REPS)
-            * f64::from(self.end.min(d.max_total) - self.begin)
-    }
 }
 
 /// A submitted pass, until it is retired.
-struct SubmittedPass {
+struct SubmittedPass<'a> {
     index: wgpu::SubmissionIndex,
-    /// Its slot in the [`PassTimer`].
-    slot: usize,
-    submitted: Instant,
-    kernel: Kernel,
-    /// Customers it simulates.
-    work: f64,
-    /// Its dispatch (index in the plan) and customers.
-    dispatch: usize,
+    dispatch: &'a DispatchPlan,
+    /// Customers `[begin, end)` of its replications.
     begin: u32,
     end: u32,
+    submitted: Instant,
+    /// Whether it resolves the timer's slots (it fills the last one).
+    reads_timer: bool,
 }
 
-/// The passes of a run in flight, and timing over those retired.
+/// The passes of a run in flight, and what those retired did.
 #[derive(Default)]
-struct PassTracker {
-    in_flight: VecDeque<SubmittedPass>,
-    submitted: usize,
+struct PassTracker<'a> {
+    in_flight: VecDeque<SubmittedPass<'a>>,
     /// When the previous pass was retired: with passes queued back to back,
     /// a pass's device time starts then, not at its own submission.
     last_retired: Option<Instant>,
-    device_seconds: f64,
-    /// Per tile of the plan, its share of the device seconds.
+    tally: PassTally,
+    /// Per tile of the plan, its share of the passes' time.
     tile_seconds: Vec<f64>,
 }
 
-impl PassTracker {
-    /// Encode and submit `pass`, timed in the next slot of `timer`.
+impl<'a> PassTracker<'a> {
+    /// Encode and submit `pass` in the next slot of the uniform ring, timed
+    /// in the next slot of `timer`.
     fn submit(
         &mut self,
         gpu: &OpenDevice,
         buffers: &BatchBuffers,
         timer: Option<&PassTimer>,
-        pass: &Pass,
+        pass: &Pass<'a, '_>,
     ) -> Result<()> {
         let dev = &gpu.device;
         let dispatch = pass.dispatch;
-        let kernel = dispatch.spec.kernel;
         let (groups_x, groups_y) = dispatch.workgroups();
-        let info = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("dispatch info"),
-            contents: bytemuck::bytes_of(&pass.info()),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
-        let entries = buffers.entries(&info, kernel);
-        let slot = self.submitted % PASSES_IN_FLIGHT;
+        let n = self.tally.passes as usize;
+        let slot = n % PASSES_IN_FLIGHT;
+        let timer_slot = n % PASSES_PER_READ;
+        // Staged now, copied before this submission's commands run; the
+        // slot's previous pass has retired.
+        gpu.queue
+            .write_buffer(&buffers.info[slot], 0, bytemuck::bytes_of(&pass.info()));
         let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
-        let bind_group = dev.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: None,
-            layout: pass.layout,
-            entries: &entries,
-        });
         let mut enc = dev.create_command_encoder(&Default::default());
-        if kernel == Kernel::Dispatch && pass.begin == 0 {
+        if dispatch.spec.kernel == Kernel::Dispatch && pass.begin == 0 {
             // All-zero state is the empty system (see dispatch.wgsl).
             enc.clear_buffer(&buffers.heap, 0, Some(dispatch.heap_bytes()));
         }
         {
             let mut cpass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: None,
-                timestamp_writes: timer.map(|t| t.writes(slot)),
+                timestamp_writes: timer.map(|t| t.writes(timer_slot)),
             });
             cpass.set_pipeline(pass.pipeline);
-            cpass.set_bind_group(0, &bind_group, &[]);
+            cpass.set_bind_group(0, &pass.bind_groups[slot], &[]);
             cpass.dispatch_workgroups(groups_x, groups_y, 1);
         }
-        if let Some(t) = timer {
-            t.resolve(&mut enc, slot);
+        let reads_timer = timer.is_some() && timer_slot == PASSES_PER_READ - 1;
+        if let Some(t) = timer.filter(|_| reads_timer) {
+            t.resolve(&mut enc, PASSES_PER_READ);
         }
         let index = gpu.queue.submit([enc.finish()]);
         // Validation errors surface at submission; device loss is checked
         // again when the pass is retired.
         gpu.check_error(scope, "a simulation dispatch")?;
-        self.submitted += 1;
+        self.tally.passes += 1;
         self.in_flight.push_back(SubmittedPass {
             index,
-            slot,
-            submitted: Instant::now(),
-            kernel,
-            work: pass.work(),
-            dispatch: pass.index,
+            dispatch,
             begin: pass.begin,
             end: pass.end,
+            submitted: Instant::now(),
+            reads_timer,
         });
         Ok(())
     }
 
-    /// Wait for the oldest pass in flight, add its device time, and update
-    /// its kernel's measured rate in `rates` (which sizes later dispatches).
+    /// Wait for the oldest pass in flight and update its kernel's measured
+    /// rate in `rates` (which sizes later passes) from the host's clock: the
+    /// time from the previous retirement (or its submission) to this one,
+    /// known at once, where its timestamps are read only every
+    /// [`PASSES_PER_READ`] passes. Its device time is added then. That host
+    /// time is also shared out over the pass's tiles, and its customers
+    /// are counted into the watch.
     fn retire_oldest(
         &mut self,
         gpu: &OpenDevice,
@@ -270,23 +265,51 @@ impl PassTracker {
             .map_or(pass.submitted, |t| t.max(pass.submitted));
         self.last_retired = Some(now);
         let wall = now.duration_since(started).as_secs_f64();
-        let secs = match timer {
-            Some(t) => t.seconds(&gpu.device, pass.slot, pass.index)?,
-            None => wall,
-        };
-        self.device_seconds += secs;
-        rates.record(pass.kernel, pass.work, secs);
-        let dispatch = &shares.plan.dispatches[pass.dispatch];
+        rates.record(pass.dispatch, pass.end - pass.begin, wall);
         let customers: Vec<(usize, f64)> = shares
-            .tile_customers(dispatch, pass.begin, pass.end)
+            .tile_customers(pass.dispatch, pass.begin, pass.end)
             .collect();
         let sum: f64 = customers.iter().map(|c| c.1).sum();
         if sum > 0.0 {
             for (i, c) in customers {
-                self.tile_seconds[i] += secs * c / sum;
+                self.tile_seconds[i] += wall * c / sum;
             }
         }
         shares.watch.tick(sum as u64);
+        match timer {
+            Some(t) if pass.reads_timer => {
+                self.tally.device_seconds += t
+                    .read(&gpu.device, PASSES_PER_READ, pass.index)?
+                    .iter()
+                    .sum::<f64>();
+            }
+            Some(_) => {}
+            None => self.tally.device_seconds += wall,
+        }
         Ok(())
     }
+
+    /// Once every pass has retired: the device time of the passes since the
+    /// timer was last read.
+    fn read_remaining_times(&mut self, gpu: &OpenDevice, timer: &PassTimer) -> Result<()> {
+        let count = self.tally.passes as usize % PASSES_PER_READ;
+        if count == 0 {
+            return Ok(());
+        }
+        let mut enc = gpu.device.create_command_encoder(&Default::default());
+        timer.resolve(&mut enc, count);
+        let index = gpu.queue.submit([enc.finish()]);
+        self.tally.device_seconds += timer.read(&gpu.device, count, index)?.iter().sum::<f64>();
+        Ok(())
+    }
+}
+
+/// Add one batch's `tally` to what the device did since the engine opened.
+pub(super) fn add_to_report(report: &mut crate::engine::DeviceReport, tally: &PassTally) {
+    report.dispatches += tally.dispatches;
+    report.passes += tally.passes;
+    report.max_invocations_per_dispatch = report
+        .max_invocations_per_dispatch
+        .max(tally.max_invocations);
+    report.device_seconds += tally.device_seconds;
 }

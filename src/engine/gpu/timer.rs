@@ -1,55 +1,68 @@
-//! Device time of a pass, from timestamp queries written at its start and
-//! end, where the adapter has them (`GpuEngine::timestamps`). Shared by the
-//! simulation passes (`submit`) and the peak-rate dispatches (`peak`).
+//! Device time of passes, from timestamp queries written at each pass's
+//! start and end, where the adapter has them (`GpuEngine::timestamps`).
+//! Shared by the simulation passes (`submit`) and the peak-rate dispatches
+//! (`peak`).
+//!
+//! Each pass writes its pair of queries into the next of
+//! [`PASSES_PER_READ`] slots; the pass that fills the last slot (or a final
+//! command after a run's last pass) resolves them all and copies them to one
+//! staging buffer, read with one map: one map per [`PASSES_PER_READ`]
+//! passes rather than one per pass.
 
 use anyhow::{anyhow, Result};
 
 /// Simulation passes queued on the device at once. The device starts the
-/// next as soon as one ends instead of idling while the host reads the last
-/// one's timer and encodes the next (the queue runs them in order, so a
+/// next as soon as one ends instead of idling while the host retires the
+/// last one and encodes the next (the queue runs them in order, so a
 /// replication's passes still follow one another).
 pub(super) const PASSES_IN_FLIGHT: usize = 2;
 
-/// Timestamp queries around each pass, one slot per pass in flight, each
-/// with its own staging buffer so reading one slot never waits for another.
+/// Passes whose timestamps are read back with one map of the staging buffer.
+/// More than [`PASSES_IN_FLIGHT`], so the staging buffer is never written by
+/// a queued pass while the host has it mapped: it is read when the pass that
+/// filled it retires, and the next pass to write it is submitted later.
+pub(super) const PASSES_PER_READ: usize = 16;
+const _: () = assert!(PASSES_PER_READ > PASSES_IN_FLIGHT);
+
+/// Bytes of one pass's two resolved timestamps.
+const PAIR_BYTES: u64 = 16;
+
+/// Timestamp queries around passes, [`PASSES_PER_READ`] slots of two.
 pub(super) struct PassTimer {
     set: wgpu::QuerySet,
     resolve: wgpu::Buffer,
-    staging: Vec<wgpu::Buffer>,
+    staging: wgpu::Buffer,
     /// Nanoseconds per tick.
     period: f64,
 }
 
 impl PassTimer {
     pub fn new(dev: &wgpu::Device, queue: &wgpu::Queue) -> Self {
-        let slots = PASSES_IN_FLIGHT as u64;
+        let bytes = PAIR_BYTES * PASSES_PER_READ as u64;
         Self {
             set: dev.create_query_set(&wgpu::QuerySetDescriptor {
                 label: Some("pass timer"),
                 ty: wgpu::QueryType::Timestamp,
-                count: 2 * PASSES_IN_FLIGHT as u32,
+                count: 2 * PASSES_PER_READ as u32,
             }),
             resolve: dev.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("pass timer"),
-                size: wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT * slots,
+                size: bytes,
                 usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
                 mapped_at_creation: false,
             }),
-            staging: (0..PASSES_IN_FLIGHT)
-                .map(|_| {
-                    dev.create_buffer(&wgpu::BufferDescriptor {
-                        label: Some("pass timer readback"),
-                        size: 16,
-                        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                        mapped_at_creation: false,
-                    })
-                })
-                .collect(),
+            staging: dev.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("pass timer readback"),
+                size: bytes,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
             period: f64::from(queue.get_timestamp_period()),
         }
     }
 
-    /// The timestamp writes of a pass timed in `slot`.
+    /// The timestamp writes of a pass timed in `slot` (below
+    /// [`PASSES_PER_READ`]).
     pub fn writes(&self, slot: usize) -> wgpu::ComputePassTimestampWrites<'_> {
         wgpu::ComputePassTimestampWrites {
             query_set: &self.set,
@@ -58,24 +71,23 @@ impl PassTimer {
         }
     }
 
-    /// Encode, after the pass, the copy of `slot`'s timestamps to its staging
-    /// buffer.
-    pub fn resolve(&self, enc: &mut wgpu::CommandEncoder, slot: usize) {
-        let first = 2 * slot as u32;
-        let offset = wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT * slot as u64;
-        enc.resolve_query_set(&self.set, first..first + 2, &self.resolve, offset);
-        enc.copy_buffer_to_buffer(&self.resolve, offset, &self.staging[slot], 0, 16);
+    /// Encode, after the pass in slot `count - 1`, the copy of slots
+    /// `0..count` to the staging buffer.
+    pub fn resolve(&self, enc: &mut wgpu::CommandEncoder, count: usize) {
+        enc.resolve_query_set(&self.set, 0..2 * count as u32, &self.resolve, 0);
+        let bytes = PAIR_BYTES * count as u64;
+        enc.copy_buffer_to_buffer(&self.resolve, 0, &self.staging, 0, bytes);
     }
 
-    /// Device seconds of the pass in `slot`, submitted as `index`, once
-    /// that submission is done (without waiting for later ones).
-    pub fn seconds(
+    /// Device seconds of the passes in slots `0..count`, resolved by
+    /// submission `index`, once it is done (without waiting for later ones).
+    pub fn read(
         &self,
         dev: &wgpu::Device,
-        slot: usize,
+        count: usize,
         index: wgpu::SubmissionIndex,
-    ) -> Result<f64> {
-        let slice = self.staging[slot].slice(..);
+    ) -> Result<Vec<f64>> {
+        let slice = self.staging.slice(..PAIR_BYTES * count as u64);
         let (tx, rx) = std::sync::mpsc::channel();
         slice.map_async(wgpu::MapMode::Read, move |r| {
             let _ = tx.send(r);
@@ -102,7 +114,10 @@ impl PassTimer {
                 .map_err(|e| anyhow!("pass timer: {e:?}"))?;
             bytemuck::cast_slice::<u8, u64>(&data).to_vec()
         };
-        self.staging[slot].unmap();
-        Ok(ticks[1].saturating_sub(ticks[0]) as f64 * self.period * 1e-9)
+        self.staging.unmap();
+        Ok(ticks
+            .chunks_exact(2)
+            .map(|t| t[1].saturating_sub(t[0]) as f64 * self.period * 1e-9)
+            .collect())
     }
 }

@@ -1,0 +1,332 @@
+//! The GPU engine's plans (no device needed) and, on whatever adapter opens
+//! (lavapipe in CI), that pass cutting never changes results and that the
+//! u64 histogram bins carry past 2^32.
+
+use std::path::Path;
+
+use super::buffers::BatchBuffers;
+use super::plan::{BatchPlan, KernelRates, PassLength, TARGET_PASS_SECONDS};
+use super::*;
+use crate::contract::{PointParams, Tile, HIST_WORDS_PER_BIN};
+use crate::engine::schedule::tiles_for_point;
+
+/// A spec's points as one batch: parameters, tiles, table, slots.
+struct OwnedBatch {
+    params: Vec<PointParams>,
+    tiles: Vec<Tile>,
+    table: Vec<f32>,
+    slots: u32,
+}
+
+impl OwnedBatch {
+    fn from_toml(toml: &str) -> Self {
+        let spec = crate::spec::Spec::from_toml_str(toml, "test", Path::new(".")).unwrap();
+        let (prepared, table) = crate::run::prepare(&spec, spec.points());
+        let params: Vec<PointParams> = prepared.iter().map(|p| p.params).collect();
+        let (mut tiles, mut slots) = (Vec::new(), 0);
+        for i in 0..params.len() as u32 {
+            let (t, n) = tiles_for_point(i, spec.run.reps, slots);
+            tiles.extend(t);
+            slots += n;
+        }
+        Self {
+            params,
+            tiles,
+            table,
+            slots,
+        }
+    }
+
+    fn batch(&self) -> Batch<'_> {
+        Batch {
+            params: &self.params,
+            tiles: &self.tiles,
+            table: &self.table,
+            slots: self.slots,
+        }
+    }
+}
+
+/// Limits like a large discrete GPU's (an H200 under Vulkan reports about
+/// these): bindings up to 2^31 - 1 bytes, buffers up to its memory.
+fn large_gpu_limits() -> wgpu::Limits {
+    wgpu::Limits {
+        max_storage_buffer_binding_size: (1 << 31) - 1,
+        max_buffer_size: 1 << 40,
+        ..wgpu::Limits::default()
+    }
+}
+
+#[test]
+fn the_default_study_runs_each_pipeline_in_one_dispatch_on_a_large_gpu() {
+    let owned = OwnedBatch::from_toml(crate::spec::SEED_TOML);
+    let plan = BatchPlan::new(&owned.batch(), &large_gpu_limits()).unwrap();
+    let mut specs: Vec<Specialization> = owned.params.iter().map(Specialization::of).collect();
+    specs.sort();
+    specs.dedup();
+    // One dispatch per pipeline group, holding all of its tiles: every
+    // replication of the group in flight at once.
+    assert_eq!(plan.dispatches.len(), specs.len());
+    for (d, spec) in plan.dispatches.iter().zip(&specs) {
+        assert_eq!(d.spec, *spec);
+        let group_tiles = owned
+            .tiles
+            .iter()
+            .filter(|t| Specialization::of(&owned.params[t.param_index as usize]) == *spec)
+            .count();
+        assert_eq!(d.tiles as usize, group_tiles, "{spec:?}");
+    }
+    assert_eq!(
+        plan.dispatches
+            .iter()
+            .map(|d| d.tiles as usize)
+            .sum::<usize>(),
+        owned.tiles.len()
+    );
+
+    // Passes: lavapipe's loop budget against a hardware adapter measured at
+    // 1e10 customers/s on each dispatch.
+    let budget = plan.passes(&KernelRates::new(PassLength::LoopBudget));
+    let mut hardware = 0;
+    for d in &plan.dispatches {
+        let mut rates = KernelRates::new(PassLength::Timed);
+        rates.assume(d, 1e10);
+        // Each full pass takes about the target at that rate.
+        let first = rates.pass_end(d, 0);
+        if first < d.max_total {
+            let seconds = d.lanes() as f64 * f64::from(first) / 1e10;
+            assert!(
+                (seconds - TARGET_PASS_SECONDS).abs() < 0.01 * TARGET_PASS_SECONDS,
+                "{seconds}"
+            );
+        }
+        hardware += d.passes(&rates);
+    }
+    eprintln!(
+        "default study, one batch: {} tiles, {} dispatches; passes: {budget} under \
+         LOOP_BUDGET, {hardware} timed at 1e10 customers/s",
+        owned.tiles.len(),
+        plan.dispatches.len()
+    );
+    assert!(hardware * 10 <= budget, "{hardware} vs {budget}");
+}
+
+#[test]
+fn only_memory_splits_a_pipeline_group() {
+    let owned = OwnedBatch::from_toml(crate::spec::SEED_TOML);
+    let small = wgpu::Limits {
+        max_storage_buffer_binding_size: 32 << 20,
+        ..large_gpu_limits()
+    };
+    let plan = BatchPlan::new(&owned.batch(), &small).unwrap();
+    let large = BatchPlan::new(&owned.batch(), &large_gpu_limits()).unwrap();
+    assert!(plan.dispatches.len() > large.dispatches.len());
+    let mut next = 0;
+    for d in &plan.dispatches {
+        assert_eq!(d.tile_offset, next, "dispatches cover the tiles in order");
+        next += d.tiles;
+        assert!(d.heap_bytes() <= 32 << 20);
+    }
+    assert_eq!(next as usize, owned.tiles.len());
+    // Split only where the next tile would not fit.
+    for pair in plan.dispatches.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        if a.spec == b.spec {
+            let servers = a
+                .max_servers
+                .max(owned.params[plan.tiles[b.tile_offset as usize].param_index as usize].servers);
+            let lanes = (a.lanes() + u64::from(crate::contract::TILE_REPS)) as f64;
+            assert!(lanes * f64::from(servers) * 4.0 > f64::from(32u32 << 20));
+        }
+    }
+}
+
+#[test]
+fn timed_passes_start_conservatively_adapt_and_stop_at_the_end() {
+    let owned = OwnedBatch::from_toml(crate::spec::SEED_TOML);
+    let plan = BatchPlan::new(&owned.batch(), &large_gpu_limits()).unwrap();
+    let d = &plan.dispatches[0];
+    let mut rates = KernelRates::new(PassLength::Timed);
+    let first = rates.pass_end(d, 0);
+    assert!(first >= 1 && first < d.max_total, "{first}");
+    // A pass 100x faster than predicted lengthens the next 8x at most.
+    let predicted = TARGET_PASS_SECONDS;
+    rates.record(d, first, predicted / 100.0);
+    let second = rates.pass_end(d, 0);
+    assert!(
+        second > first && second <= 8 * (first + 1),
+        "{first} → {second}"
+    );
+    // A slow pass shortens the next at once.
+    rates.record(d, second, 10.0 * TARGET_PASS_SECONDS);
+    let third = rates.pass_end(d, 0);
+    assert!(third * 9 <= second, "{second} → {third}");
+    // Never past the longest replication, however fast.
+    for _ in 0..40 {
+        let len = rates.pass_end(d, 0);
+        rates.record(d, len, 1e-9);
+    }
+    assert_eq!(rates.pass_end(d, 0), d.max_total);
+    assert_eq!(rates.pass_end(d, d.max_total - 3), d.max_total);
+    // And under the tile histograms' u32 bins on a long replication.
+    let long = super::plan::DispatchPlan {
+        max_total: u32::MAX,
+        ..*d
+    };
+    assert_eq!(rates.pass_end(&long, 0), MAX_PASS_CUSTOMERS);
+}
+
+/// The GPU engine, or `None` (the test skipped) when no adapter opens,
+/// unless `QSWEEP_REQUIRE_GPU=1`.
+fn gpu_or_skip(test: &str) -> Option<GpuEngine> {
+    match GpuEngine::open(&AdapterChoice::default()) {
+        Ok(g) => Some(g),
+        Err(e) if std::env::var("QSWEEP_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
+            panic!("{test}: QSWEEP_REQUIRE_GPU=1 but no GPU engine: {e:#}")
+        }
+        Err(e) => {
+            eprintln!("SKIPPED {test}: no GPU adapter ({e:#})");
+            None
+        }
+    }
+}
+
+/// `GpuEngine::run`'s steps, with the histogram buffer pre-filled with
+/// `hist` (words, as the kernels lay them out) before the first pass.
+fn run_prefilled(gpu: &mut GpuEngine, batch: &Batch, hist: &[u32]) -> BatchOutput {
+    for p in batch.params {
+        gpu.pipelines
+            .get_or_compile(&gpu.gpu.device, Specialization::of(p))
+            .unwrap();
+    }
+    let plan = BatchPlan::new(batch, &gpu.limits).unwrap();
+    let buffers = BatchBuffers::create(&gpu.gpu, batch, &plan).unwrap();
+    gpu.gpu
+        .queue
+        .write_buffer(&buffers.hist, 0, bytemuck::cast_slice(hist));
+    submit::run_passes(
+        &gpu.gpu,
+        &gpu.pipelines,
+        &plan,
+        batch.params,
+        &buffers,
+        &mut gpu.rates,
+        gpu.timestamps,
+        crate::engine::Watch::none(),
+    )
+    .unwrap();
+    readback::batch_output(&gpu.gpu, batch, &plan, &buffers).unwrap()
+}
+
+const MIXED: &str = "[sweep]\nrouting = [\"random\", \"central\", \"jsq\"]\nservers = [4, 100]\n\
+                     rho = [0.8]\nservice = [\"exp(mean=1)\"]\n\n[run]\nreps = 80\n\
+                     customers = 3000\nwarmup = 500\nseed = 7\n";
+
+#[test]
+fn pass_cutting_never_changes_results() {
+    let Some(mut gpu) = gpu_or_skip("pass_cutting_never_changes_results") else {
+        return;
+    };
+    eprintln!(
+        "adapter {:?}: max_storage_buffer_binding_size {}, max_buffer_size {}, timestamps {}",
+        gpu.adapter(),
+        gpu.limits.max_storage_buffer_binding_size,
+        gpu.limits.max_buffer_size,
+        gpu.timestamps
+    );
+    let owned = OwnedBatch::from_toml(MIXED);
+    let batch = owned.batch();
+    // Every kernel, and Kiefer–Wolfowitz with a private and a global heap.
+    let specs: std::collections::BTreeSet<_> =
+        owned.params.iter().map(Specialization::of).collect();
+    assert!(specs.len() >= 4, "{specs:?}");
+    let shortest = owned.params.iter().map(pass_customers).min().unwrap();
+    let mut outputs = Vec::new();
+    for length in [
+        PassLength::for_adapter(gpu.adapter()),
+        PassLength::Fixed(97),
+        PassLength::Fixed(shortest / 3 + 1),
+    ] {
+        gpu.rates.pass_length = length;
+        let before = gpu.device_report().unwrap();
+        let out = gpu.run(&batch).unwrap();
+        let after = gpu.device_report().unwrap();
+        eprintln!(
+            "{length:?}: {} dispatches, {} passes, {} device seconds",
+            after.dispatches - before.dispatches,
+            after.passes - before.passes,
+            after.device_seconds - before.device_seconds
+        );
+        assert_eq!(after.dispatches - before.dispatches, specs.len() as u64);
+        outputs.push((length, out));
+    }
+    let (first_length, first) = &outputs[0];
+    assert!(first.hist.iter().sum::<u64>() > 0);
+    for (length, out) in &outputs[1..] {
+        // Bit for bit: RepResult's f32s compared as bits.
+        assert_eq!(
+            bytemuck::cast_slice::<_, u32>(&first.reps),
+            bytemuck::cast_slice::<_, u32>(&out.reps),
+            "{first_length:?} vs {length:?}"
+        );
+        assert_eq!(first.hist, out.hist, "{first_length:?} vs {length:?}");
+    }
+}
+
+#[test]
+fn histogram_bins_carry_past_2_to_the_32() {
+    let Some(mut gpu) = gpu_or_skip("histogram_bins_carry_past_2_to_the_32") else {
+        return;
+    };
+    // 1024 replications of one queue: 16 sections of 64, so each slot's
+    // bins get adds from several passes (97 customers each) of its tile.
+    let owned = OwnedBatch::from_toml(
+        "[sweep]\nrouting = [\"random\"]\nservers = [1]\nrho = [0.9]\n\
+         service = [\"exp(mean=1)\"]\n\n[run]\nreps = 1024\ncustomers = 2000\nwarmup = 0\n",
+    );
+    let batch = owned.batch();
+    gpu.rates.pass_length = PassLength::Fixed(97);
+    let plain = gpu.run(&batch).unwrap();
+    // Every bin starts at 3 × 2^32 + 2^32 - 16: 16 more customers carry.
+    let (lo, hi) = (u32::MAX - 15, 3u32);
+    let words = crate::engine::hist_len(batch.slots) * HIST_WORDS_PER_BIN as usize;
+    let prefill: Vec<u32> = (0..words)
+        .map(|w| if w % 2 == 0 { lo } else { hi })
+        .collect();
+    let filled = run_prefilled(&mut gpu, &batch, &prefill);
+    let start = u64::from(hi) << 32 | u64::from(lo);
+    let expected: Vec<u64> = plain.hist.iter().map(|&c| c + start).collect();
+    assert_eq!(filled.hist, expected);
+    assert_eq!(filled.reps, plain.reps);
+    let carried = plain.hist.iter().filter(|&&c| c >= 16).count();
+    assert!(carried > 100, "only {carried} bins carried");
+}
+
+#[test]
+fn the_device_report_counts_dispatches_passes_and_lanes() {
+    let Some(mut gpu) = gpu_or_skip("the_device_report_counts_dispatches_passes_and_lanes") else {
+        return;
+    };
+    let owned = OwnedBatch::from_toml(MIXED);
+    let plan = BatchPlan::new(&owned.batch(), &gpu.limits).unwrap();
+    let expected_passes = plan.passes(&gpu.rates);
+    gpu.run(&owned.batch()).unwrap();
+    let report = gpu.device_report().unwrap();
+    assert_eq!(report.dispatches, plan.dispatches.len() as u64);
+    if gpu.rates.pass_length == PassLength::LoopBudget {
+        assert_eq!(report.passes, expected_passes);
+    } else {
+        // Timed: as many as the measurements made them.
+        assert!(report.passes >= report.dispatches);
+    }
+    assert_eq!(
+        report.max_invocations_per_dispatch,
+        plan.dispatches
+            .iter()
+            .map(|d| d.invocations())
+            .max()
+            .unwrap()
+    );
+    assert!(report.device_seconds > 0.0);
+    assert_eq!(report.adapter, gpu.label());
+}
