@@ -8,21 +8,41 @@
 
 @group(0) @binding(6) var<storage, read_write> heap: array<f32>;
 
-// For small queues (PRIVATE_HEAP, at most PRIVATE_HEAP_SIZE servers) the
-// heap lives in the invocation's private memory during a pass and in `heap`
-// only between passes.
-var<private> pheap: array<f32, PRIVATE_HEAP_SIZE>;
+// For small queues (FAST_HEAP: at most FAST_HEAP_MAX_SERVERS servers,
+// generated with the array lengths by src/engine/gpu/pipelines.rs) the heap
+// lives in fast memory during a pass and in `heap` only between passes:
+// workgroup memory laid out [server][lane] (FAST_HEAP_IN_WORKGROUP, where the
+// adapter has room: the 64 lanes of one level are 64 consecutive words, one
+// per bank), else the invocation's private memory.
+var<private> pheap: array<f32, PRIVATE_HEAP_LEN>;
+var<workgroup> wheap: array<f32, WORKGROUP_HEAP_LEN>;
+
+// Slot i of the fast heap of the invocation whose slot_lane is given.
+fn fget(i: u32, slot_lane: u32) -> f32 {
+    if (FAST_HEAP_IN_WORKGROUP) {
+        return wheap[i * TILE_REPS + slot_lane % TILE_REPS];
+    }
+    return pheap[i];
+}
+
+fn fset(i: u32, v: f32, slot_lane: u32) {
+    if (FAST_HEAP_IN_WORKGROUP) {
+        wheap[i * TILE_REPS + slot_lane % TILE_REPS] = v;
+    } else {
+        pheap[i] = v;
+    }
+}
 
 fn hget(i: u32, stride: u32, slot_lane: u32) -> f32 {
-    if (PRIVATE_HEAP) {
-        return pheap[i];
+    if (FAST_HEAP) {
+        return fget(i, slot_lane);
     }
     return heap[i * stride + slot_lane];
 }
 
 fn hset(i: u32, v: f32, stride: u32, slot_lane: u32) {
-    if (PRIVATE_HEAP) {
-        pheap[i] = v;
+    if (FAST_HEAP) {
+        fset(i, v, slot_lane);
     } else {
         heap[i * stride + slot_lane] = v;
     }
@@ -55,9 +75,9 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
         let st = state_load(slot_lane, p.inv_hist_scale);
         t = st.x;
         since_rebase = st.since_rebase;
-        if (PRIVATE_HEAP) {
+        if (FAST_HEAP) {
             for (var i = 0u; i < c; i++) {
-                pheap[i] = heap[i * stride + slot_lane];
+                fset(i, heap[i * stride + slot_lane], slot_lane);
             }
         }
     }
@@ -107,9 +127,9 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
         results[result_index] = rec_finish(p.customers);
     } else {
         state_store(slot_lane, t, 0.0, since_rebase);
-        if (PRIVATE_HEAP) {
+        if (FAST_HEAP) {
             for (var i = 0u; i < c; i++) {
-                heap[i * stride + slot_lane] = pheap[i];
+                heap[i * stride + slot_lane] = fget(i, slot_lane);
             }
         }
     }

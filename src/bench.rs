@@ -362,7 +362,7 @@ pub struct BenchReport {
 /// case's last row.
 pub fn run(opts: &BenchOptions, on_case: &mut dyn FnMut(&BenchRow)) -> Result<BenchReport> {
     use crate::engine::cpu::{peak_ops_per_second, CpuEngine};
-    use crate::engine::gpu::{AdapterChoice, GpuEngine, Specialization};
+    use crate::engine::gpu::{AdapterChoice, GpuEngine, HeapMemory, Specialization};
     opts.check()?;
     let mut gpu = None;
     use crate::backend::Backend;
@@ -392,7 +392,7 @@ pub fn run(opts: &BenchOptions, on_case: &mut dyn FnMut(&BenchRow)) -> Result<Be
         }
         // The CPU engine is the kernels' twin: the same operations.
         let ops_per_customer = crate::engine::opcount::ops_per_customer(
-            &Specialization::of(&case.params).source(),
+            &Specialization::of(&case.params).source(HeapMemory::Workgroup),
             &case.params,
         );
         let mut cpu_rate = None;

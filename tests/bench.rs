@@ -6,7 +6,7 @@ mod common;
 use std::process::{Command, Stdio};
 
 use qsweep::bench::standard_cases;
-use qsweep::engine::gpu::Specialization;
+use qsweep::engine::gpu::{HeapMemory, Specialization};
 use qsweep::engine::opcount::ops_per_customer;
 
 const BIN: &str = env!("CARGO_BIN_EXE_qsweep");
@@ -84,7 +84,7 @@ fn bench_rejects_a_bad_duration_in_one_line() {
 #[test]
 fn every_standard_case_but_dispatch_has_an_operation_count() {
     for case in standard_cases() {
-        let source = Specialization::of(&case.params).source();
+        let source = Specialization::of(&case.params).source(HeapMemory::Workgroup);
         let ops = ops_per_customer(&source, &case.params);
         if case.params.kernel() == qsweep::contract::Kernel::Dispatch {
             assert_eq!(ops, None, "{}", case.name);
@@ -105,7 +105,11 @@ fn the_gpu_peak_is_measured_and_above_a_kernel_rate() {
     let case = &standard_cases()[0];
     let m = qsweep::bench::measure_for(&mut gpu, case, 0.05).unwrap();
     let (customers, wall) = (m.customers, m.wall_seconds);
-    let ops = ops_per_customer(&Specialization::of(&case.params).source(), &case.params).unwrap();
+    let ops = ops_per_customer(
+        &Specialization::of(&case.params).source(HeapMemory::Workgroup),
+        &case.params,
+    )
+    .unwrap();
     let achieved = customers * ops / wall;
     assert!(achieved < peak, "{achieved} ops/s achieved vs peak {peak}");
 }

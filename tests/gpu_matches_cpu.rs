@@ -7,6 +7,7 @@ mod common;
 
 use qsweep::contract::{Kernel, Law, LawKind, PointParams, Thinning};
 use qsweep::engine::cpu::CpuEngine;
+use qsweep::engine::gpu::HeapMemory;
 use qsweep::engine::schedule::tiles_for_point;
 use qsweep::engine::{Batch, Engine};
 
@@ -144,7 +145,7 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
         8,
         2,
     ));
-    // Above PRIVATE_HEAP_SIZE servers the heap stays in storage memory.
+    // Above FAST_HEAP_MAX_SERVERS servers the heap stays in storage memory.
     params.push(point(
         params.len() as u32,
         exp_arr,
@@ -208,61 +209,66 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
         slots,
     };
     let cpu_out = CpuEngine::new(2).run(&batch).unwrap();
-    let gpu_out = gpu.run(&batch).unwrap();
-    assert_eq!(cpu_out.reps.len(), gpu_out.reps.len());
-    let mut worst = 0.0f32;
-    let mut offset = 0;
-    for t in &tiles {
-        for k in 0..t.rep_count as usize {
-            let (c, g) = (cpu_out.reps[offset + k], gpu_out.reps[offset + k]);
-            let what = format!(
-                "point {} rep {}: cpu {c:?} gpu {g:?}",
-                t.param_index,
-                t.rep_start as usize + k
-            );
-            assert_eq!(c.customers, g.customers, "{what}");
-            assert_eq!(c.status, 0, "{what}");
-            assert_eq!(g.status, 0, "{what}");
-            for (a, b) in [
-                (c.mean_wait, g.mean_wait),
-                (c.mean_sojourn, g.mean_sojourn),
-                (c.mean_service, g.mean_service),
-                (c.mean_interarrival, g.mean_interarrival),
-                (c.max_wait, g.max_wait),
-                (c.max_sojourn, g.max_sojourn),
-            ] {
-                worst = worst.max((a - b).abs() / a.abs().max(b.abs()).max(1e-3));
-                assert!(close(a, b, 1e-4), "{what}");
+    // Small queues' heaps in private and in workgroup memory (the default
+    // on software and hardware adapters respectively), on this adapter.
+    for memory in [HeapMemory::Private, HeapMemory::Workgroup] {
+        gpu.prefer_heap_memory(memory);
+        let gpu_out = gpu.run(&batch).unwrap();
+        assert_eq!(cpu_out.reps.len(), gpu_out.reps.len());
+        let mut worst = 0.0f32;
+        let mut offset = 0;
+        for t in &tiles {
+            for k in 0..t.rep_count as usize {
+                let (c, g) = (cpu_out.reps[offset + k], gpu_out.reps[offset + k]);
+                let what = format!(
+                    "point {} rep {}: cpu {c:?} gpu {g:?}",
+                    t.param_index,
+                    t.rep_start as usize + k
+                );
+                assert_eq!(c.customers, g.customers, "{what}");
+                assert_eq!(c.status, 0, "{what}");
+                assert_eq!(g.status, 0, "{what}");
+                for (a, b) in [
+                    (c.mean_wait, g.mean_wait),
+                    (c.mean_sojourn, g.mean_sojourn),
+                    (c.mean_service, g.mean_service),
+                    (c.mean_interarrival, g.mean_interarrival),
+                    (c.max_wait, g.max_wait),
+                    (c.max_sojourn, g.max_sojourn),
+                ] {
+                    worst = worst.max((a - b).abs() / a.abs().max(b.abs()).max(1e-3));
+                    assert!(close(a, b, 1e-4), "{what}");
+                }
+                assert!(
+                    (c.p_wait - g.p_wait).abs() <= 2.0 / c.customers as f32,
+                    "{what}"
+                );
             }
-            assert!(
-                (c.p_wait - g.p_wait).abs() <= 2.0 / c.customers as f32,
-                "{what}"
-            );
+            offset += t.rep_count as usize;
         }
-        offset += t.rep_count as usize;
+        // Histograms: the same customers, binned from values that differ in the
+        // last bits, so a count may cross a bin edge into the neighbouring bin,
+        // but the distributions must agree: the largest gap between the two
+        // cumulative counts (a Kolmogorov distance) stays below 1e-4 of all.
+        let total: u64 = cpu_out.hist.iter().sum();
+        assert_eq!(total, gpu_out.hist.iter().sum::<u64>());
+        let (mut cum, mut gap) = (0i64, 0i64);
+        for (a, b) in cpu_out.hist.iter().zip(&gpu_out.hist) {
+            cum += *a as i64 - *b as i64;
+            gap = gap.max(cum.abs());
+        }
+        assert!(
+            gap as u64 * 10_000 <= total,
+            "cumulative histogram counts differ by {gap} of {total}"
+        );
+        let moved: u64 = cpu_out
+            .hist
+            .iter()
+            .zip(&gpu_out.hist)
+            .map(|(a, b)| a.abs_diff(*b))
+            .sum();
+        eprintln!(
+            "{memory:?} heap: worst relative difference {worst:e}; histogram counts moved {moved}/{total}, largest cumulative gap {gap}"
+        );
     }
-    // Histograms: the same customers, binned from values that differ in the
-    // last bits, so a count may cross a bin edge into the neighbouring bin,
-    // but the distributions must agree: the largest gap between the two
-    // cumulative counts (a Kolmogorov distance) stays below 1e-4 of all.
-    let total: u64 = cpu_out.hist.iter().sum();
-    assert_eq!(total, gpu_out.hist.iter().sum::<u64>());
-    let (mut cum, mut gap) = (0i64, 0i64);
-    for (a, b) in cpu_out.hist.iter().zip(&gpu_out.hist) {
-        cum += *a as i64 - *b as i64;
-        gap = gap.max(cum.abs());
-    }
-    assert!(
-        gap as u64 * 10_000 <= total,
-        "cumulative histogram counts differ by {gap} of {total}"
-    );
-    let moved: u64 = cpu_out
-        .hist
-        .iter()
-        .zip(&gpu_out.hist)
-        .map(|(a, b)| a.abs_diff(*b))
-        .sum();
-    eprintln!(
-        "worst relative difference {worst:e}; histogram counts moved {moved}/{total}, largest cumulative gap {gap}"
-    );
 }

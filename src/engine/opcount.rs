@@ -390,14 +390,14 @@ fn binary(op: BinaryOperator, a: Value, b: Value) -> Value {
 mod tests {
     use super::*;
     use crate::bench::standard_cases;
-    use crate::engine::gpu::Specialization;
+    use crate::engine::gpu::{HeapMemory, Specialization};
 
     fn count(name: &str) -> f64 {
         let case = standard_cases()
             .into_iter()
             .find(|c| c.name == name)
             .unwrap();
-        let source = Specialization::of(&case.params).source();
+        let source = Specialization::of(&case.params).source(HeapMemory::Workgroup);
         ops_per_customer(&source, &case.params).unwrap()
     }
 
@@ -409,9 +409,10 @@ mod tests {
         let mm51 = count("central M/M/51");
         let mm1000 = count("central M/M/1000");
         eprintln!("ops/customer: M/M/1 {mm1}, Weibull {weibull}, E51/M/1 {rr}, M/M/51 {mm51}, M/M/1000 {mm1000}");
-        // Two uniforms, two logs, the Lindley step and the recorder: tens of
-        // operations, not one and not thousands.
-        assert!((40.0..200.0).contains(&mm1), "M/M/1: {mm1}");
+        // Two uniforms, two logs (Cephes polynomials of ~30 operations each,
+        // not a driver's builtin), the Lindley step and the recorder: a few
+        // hundred operations, not ten and not thousands.
+        assert!((100.0..400.0).contains(&mm1), "M/M/1: {mm1}");
         // Weibull adds a log, an exp and a multiply to the service draw.
         assert!(weibull > mm1 + 2.0, "{weibull} vs {mm1}");
         // Round robin draws each arrival as a gamma(51) (Marsaglia–Tsang:

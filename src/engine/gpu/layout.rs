@@ -123,7 +123,8 @@ mod tests {
         Kernel::ALL
             .iter()
             .map(|&kernel| {
-                let source = Specialization::plain(kernel).source();
+                let source =
+                    Specialization::plain(kernel).source(crate::engine::gpu::HeapMemory::Workgroup);
                 let module = naga::front::wgsl::parse_str(&source)
                     .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
                 (kernel, module)

@@ -39,7 +39,8 @@ pub use adapter::{list_adapters, AdapterChoice, AdapterDesc};
 pub use layout::{DispatchInfo, LaneState};
 pub use peak::{peak_source, PEAK_WGSL};
 pub use pipelines::{
-    Specialization, DISPATCH_WGSL, KIEFER_WOLFOWITZ_WGSL, LINDLEY_WGSL, PRIVATE_HEAP_SIZE,
+    HeapMemory, Specialization, DISPATCH_WGSL, FAST_HEAP_MAX_SERVERS, KIEFER_WOLFOWITZ_WGSL,
+    LINDLEY_WGSL,
 };
 pub use plan::{
     pass_customers, LOOP_BUDGET, MAX_GPU_SERVERS, MAX_PASS_CUSTOMERS, TARGET_PASS_SECONDS,
@@ -125,6 +126,7 @@ impl GpuEngine {
         let lost_flag = lost.clone();
         device.set_device_lost_callback(move |_, _| lost_flag.store(true, Ordering::SeqCst));
         let pass_length = PassLength::for_adapter(&desc);
+        let desc_is_software = desc.is_software;
         let report = DeviceReport {
             adapter: desc.label(),
             ..Default::default()
@@ -136,8 +138,15 @@ impl GpuEngine {
                 desc,
                 lost,
             },
+            pipelines: PipelineCache::new(
+                &limits,
+                if desc_is_software {
+                    HeapMemory::Private
+                } else {
+                    HeapMemory::Workgroup
+                },
+            ),
             limits,
-            pipelines: PipelineCache::default(),
             rates: KernelRates::new(pass_length),
             report,
             last_device_seconds: 0.0,
@@ -154,6 +163,13 @@ impl GpuEngine {
 
     pub fn adapter(&self) -> &AdapterDesc {
         &self.gpu.desc
+    }
+
+    /// Keep small queues' heaps in `memory` where they fit (by default
+    /// workgroup memory on hardware, private memory on software adapters):
+    /// for tests, which run both kernels on one adapter.
+    pub fn prefer_heap_memory(&mut self, memory: HeapMemory) {
+        self.pipelines.prefer(memory);
     }
 }
 
@@ -253,20 +269,32 @@ pub fn kernel_sources() -> Vec<(String, String)> {
             });
         }
     }
+    // The small-queue heap in both places it may live.
+    specs.push(Specialization {
+        fast_heap: FAST_HEAP_MAX_SERVERS,
+        ..Specialization::plain(Kernel::KieferWolfowitz)
+    });
     let peak = ("peak".to_string(), peak_source());
     specs
         .into_iter()
-        .map(|s| {
-            (
-                format!(
-                    "{}[arrival {} service {} thinning {}]",
-                    s.name(),
-                    s.arrival.code(),
-                    s.service.code(),
-                    s.thinning.code()
-                ),
-                s.source(),
-            )
+        .flat_map(|s| {
+            let name = format!(
+                "{}[arrival {} service {} thinning {} fast heap {}]",
+                s.name(),
+                s.arrival.code(),
+                s.service.code(),
+                s.thinning.code(),
+                s.fast_heap
+            );
+            let memories: &[HeapMemory] = if s.fast_heap > 0 {
+                &[HeapMemory::Workgroup, HeapMemory::Private]
+            } else {
+                &[HeapMemory::Workgroup]
+            };
+            memories
+                .iter()
+                .map(move |&m| (format!("{name}[{m:?}]"), s.source(m)))
+                .collect::<Vec<_>>()
         })
         .chain(std::iter::once(peak))
         .collect()

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use anyhow::{bail, Result};
 
-use crate::contract::{Kernel, LawKind, PointParams, Thinning};
+use crate::contract::{Kernel, LawKind, PointParams, Thinning, HIST_BINS, TILE_REPS};
 
 /// What a pipeline is compiled for: the kernel and, as WGSL constants, the
 /// arrival law, service law and thinning of its points, so the compiler
@@ -22,13 +22,47 @@ pub struct Specialization {
     pub arrival: LawKind,
     pub service: LawKind,
     pub thinning: Thinning,
-    /// Kiefer–Wolfowitz with at most [`PRIVATE_HEAP_SIZE`] servers: the heap
-    /// in private memory during a pass.
-    pub private_heap: bool,
+    /// Kiefer–Wolfowitz with at most [`FAST_HEAP_MAX_SERVERS`] servers: the
+    /// servers the heap holds in fast memory during a pass (the queue's size
+    /// rounded up to a power of two, at least 8, so a few pipelines serve
+    /// every small queue and none reserves more than it needs); 0: the heap
+    /// stays in storage memory.
+    pub fast_heap: u32,
 }
 
-/// Largest queue whose heap a kernel keeps in private memory.
-pub const PRIVATE_HEAP_SIZE: u32 = 64;
+/// Largest queue whose heap a kernel keeps in fast memory during a pass.
+pub const FAST_HEAP_MAX_SERVERS: u32 = 64;
+
+/// Where a pipeline keeps its fast heap during a pass.
+///
+/// On a hardware GPU, in workgroup memory laid out `[server][lane]` where
+/// the adapter has room beside the tile's histogram: a private array indexed
+/// by data (the heap's sift) is not kept in registers, and NVIDIA spills it
+/// to local memory, a cache line per invocation and level, while in
+/// workgroup memory the 64 lanes of one level are 64 consecutive words, one
+/// per bank. On a software adapter (lavapipe) both are plain memory and the
+/// private array is the faster (central M/M/51 on lavapipe: 4.2–4.6e7
+/// customers/s private, 4.0–4.1e7 in workgroup memory), so it keeps that.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeapMemory {
+    Workgroup,
+    Private,
+}
+
+impl HeapMemory {
+    /// Where `servers` heap slots per lane go on an adapter with
+    /// `workgroup_bytes` of workgroup memory (the tile's histogram takes
+    /// [`HIST_BINS`] words of it), given the adapter's `preferred` place.
+    pub fn for_adapter(servers: u32, workgroup_bytes: u32, preferred: HeapMemory) -> Self {
+        let heap = u64::from(servers) * u64::from(TILE_REPS) * 4;
+        let fits = heap + u64::from(HIST_BINS) * 4 <= u64::from(workgroup_bytes);
+        if preferred == HeapMemory::Workgroup && fits {
+            HeapMemory::Workgroup
+        } else {
+            HeapMemory::Private
+        }
+    }
+}
 
 const COMMON_WGSL: &str = include_str!("../../../shaders/common.wgsl");
 const RNG_WGSL: &str = include_str!("../../../shaders/rng.wgsl");
@@ -44,7 +78,13 @@ impl Specialization {
             arrival: p.arrival.kind(),
             service: p.service.kind(),
             thinning: p.effective_thinning(),
-            private_heap: p.kernel() == Kernel::KieferWolfowitz && p.servers <= PRIVATE_HEAP_SIZE,
+            fast_heap: if p.kernel() == Kernel::KieferWolfowitz
+                && p.servers <= FAST_HEAP_MAX_SERVERS
+            {
+                p.servers.max(8).next_power_of_two()
+            } else {
+                0
+            },
         }
     }
 
@@ -55,7 +95,7 @@ impl Specialization {
             arrival: LawKind::Exp,
             service: LawKind::Exp,
             thinning: Thinning::None,
-            private_heap: false,
+            fast_heap: 0,
         }
     }
 
@@ -68,8 +108,9 @@ impl Specialization {
         }
     }
 
-    /// The full WGSL source of this pipeline.
-    pub fn source(&self) -> String {
+    /// The full WGSL source of this pipeline, its fast heap (if any) in
+    /// `memory`.
+    pub fn source(&self, memory: HeapMemory) -> String {
         let body = match self.kernel {
             Kernel::Lindley => LINDLEY_WGSL,
             Kernel::KieferWolfowitz => KIEFER_WOLFOWITZ_WGSL,
@@ -80,14 +121,26 @@ impl Specialization {
              const ARRIVAL_KIND: u32 = {arrival}u;\n\
              const SERVICE_KIND: u32 = {service}u;\n\
              const THINNING: u32 = {thinning}u;\n\
-             const PRIVATE_HEAP: bool = {private_heap};\n\
-             const PRIVATE_HEAP_SIZE: u32 = {PRIVATE_HEAP_SIZE}u;\n\
+             const FAST_HEAP: bool = {fast};\n\
+             const FAST_HEAP_IN_WORKGROUP: bool = {in_workgroup};\n\
+             const PRIVATE_HEAP_LEN: u32 = {private_len}u;\n\
+             const WORKGROUP_HEAP_LEN: u32 = {workgroup_len}u;\n\
              {COMMON_WGSL}\n{RNG_WGSL}\n{SAMPLING_WGSL}\n\n{body}",
             contract = crate::contract::wgsl::constants(),
             arrival = self.arrival.code(),
             service = self.service.code(),
             thinning = self.thinning.code(),
-            private_heap = self.private_heap,
+            fast = self.fast_heap > 0,
+            in_workgroup = memory == HeapMemory::Workgroup,
+            // Arrays of one element where unused: WGSL has no empty array.
+            private_len = match memory {
+                HeapMemory::Private => self.fast_heap.max(1),
+                HeapMemory::Workgroup => 1,
+            },
+            workgroup_len = match memory {
+                HeapMemory::Workgroup => (self.fast_heap * TILE_REPS).max(1),
+                HeapMemory::Private => 1,
+            },
         )
     }
 }
@@ -118,26 +171,83 @@ pub(super) fn compile(
 }
 
 /// The pipelines compiled so far on one device, by specialization.
-#[derive(Default)]
-pub(super) struct PipelineCache(HashMap<Specialization, wgpu::ComputePipeline>);
+pub(super) struct PipelineCache {
+    compiled: HashMap<Specialization, wgpu::ComputePipeline>,
+    /// The device's workgroup memory and preferred place of a fast heap,
+    /// which decide where each heap goes ([`HeapMemory::for_adapter`]).
+    workgroup_bytes: u32,
+    preferred: HeapMemory,
+}
 
 impl PipelineCache {
+    pub fn new(limits: &wgpu::Limits, preferred: HeapMemory) -> Self {
+        Self {
+            compiled: HashMap::new(),
+            workgroup_bytes: limits.max_compute_workgroup_storage_size,
+            preferred,
+        }
+    }
+
+    /// Compile later pipelines with fast heaps `preferred` (tests run both
+    /// places on one adapter); pipelines compiled before are dropped.
+    pub fn prefer(&mut self, preferred: HeapMemory) {
+        if preferred != self.preferred {
+            self.preferred = preferred;
+            self.compiled.clear();
+        }
+    }
+
     /// The pipeline for `spec`, compiled on first use.
     pub fn get_or_compile(
         &mut self,
         device: &wgpu::Device,
         spec: Specialization,
     ) -> Result<wgpu::ComputePipeline> {
-        if let Some(p) = self.0.get(&spec) {
+        if let Some(p) = self.compiled.get(&spec) {
             return Ok(p.clone());
         }
-        let p = compile(device, spec.name(), &spec.source())?;
-        self.0.insert(spec, p.clone());
+        let memory = HeapMemory::for_adapter(spec.fast_heap, self.workgroup_bytes, self.preferred);
+        let p = compile(device, spec.name(), &spec.source(memory))?;
+        self.compiled.insert(spec, p.clone());
         Ok(p)
     }
 
     /// A pipeline [`Self::get_or_compile`] has compiled.
     pub fn compiled(&self, spec: &Specialization) -> &wgpu::ComputePipeline {
-        &self.0[spec]
+        &self.compiled[spec]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fast_heap_goes_to_workgroup_memory_where_preferred_and_it_fits() {
+        use HeapMemory::{Private, Workgroup};
+        // WebGPU's guaranteed 16 KiB: the histogram (7 KiB) leaves room for
+        // 8 or 32 servers per lane, not 64.
+        let webgpu = 16_384;
+        assert_eq!(HeapMemory::for_adapter(8, webgpu, Workgroup), Workgroup);
+        assert_eq!(HeapMemory::for_adapter(32, webgpu, Workgroup), Workgroup);
+        assert_eq!(HeapMemory::for_adapter(64, webgpu, Workgroup), Private);
+        // NVIDIA's 48 KiB per workgroup (Vulkan maxComputeSharedMemorySize).
+        assert_eq!(HeapMemory::for_adapter(64, 49_152, Workgroup), Workgroup);
+        // A software adapter keeps the private array whatever fits.
+        assert_eq!(HeapMemory::for_adapter(8, 65_536, Private), Private);
+    }
+
+    #[test]
+    fn small_queues_share_a_few_heap_sizes() {
+        let kw = |servers| {
+            let p = PointParams {
+                kernel: Kernel::KieferWolfowitz.code(),
+                servers,
+                ..PointParams::default()
+            };
+            Specialization::of(&p).fast_heap
+        };
+        assert_eq!([kw(1), kw(8), kw(9), kw(51), kw(64)], [8, 8, 16, 64, 64]);
+        assert_eq!(kw(FAST_HEAP_MAX_SERVERS + 1), 0);
     }
 }
