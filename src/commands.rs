@@ -18,7 +18,6 @@ use qsweep::progress::{self, Progress};
 use qsweep::run::session::{self, Session};
 use qsweep::run::{estimate, interrupt, resume, rounds, PointResult};
 use qsweep::spec::{AnalyticArgs, Spec, SweepArgs, SEED_SOURCE};
-use qsweep::stats::P99;
 
 /// Flags of `qsweep run`.
 #[derive(clap::Args, Debug, Clone)]
@@ -272,66 +271,24 @@ fn dry_run(session: &Session, engine: &mut dyn Engine, backend: &str, out: &str)
     Ok(())
 }
 
-/// A finished point on the progress display, and its warnings.
+/// Show a finished point: its progress line and its warnings.
 fn report_point(
     session: &Session,
     r: &PointResult<'_>,
     progress: &mut Progress,
     wide_points: &mut Vec<u32>,
 ) {
-    let spec = &session.spec;
-    let g = &r.point.grid;
-    if let Some(e) = &r.error {
-        progress.point(0.0, || {
-            format!("{} rho={}: failed", spec.describe(g), num(g.rho))
-        });
-        // Shown even with --quiet: the row has no statistics.
-        progress::say(&format!("qsweep: point {} failed: {e}", g.index));
-        return;
+    let report = session::PointReport::of(&session.spec, r);
+    progress.point(report.customers, || report.line.clone());
+    if report.wide {
+        wide_points.push(r.point.grid.index);
     }
-    let base = qsweep::run::baseline(g);
-    progress.point(session::simulated_customers(r, spec.run.customers), || {
-        let theory = base
-            .mean_wait
-            .map(|m| format!(" (theory {})", num(m)))
-            .unwrap_or_default();
-        format!(
-            "{} rho={}: mean wait {} ± {}{theory}, p99 {}",
-            spec.describe(g),
-            num(g.rho),
-            num(r.stats.mean_wait),
-            r.stats
-                .mean_wait_ci95
-                .map(num)
-                .unwrap_or_else(|| "?".into()),
-            num(r.stats.wait_pct[P99]),
-        )
-    });
-    if let Some(why) = session::wide_ci(&r.stats) {
-        wide_points.push(g.index);
-        progress.note(&format!(
-            "qsweep: warning: point {} ({}): {why}; its digits are not to be trusted (more \
-             --reps or --customers, or --precision)",
-            g.index,
-            spec.describe(g)
-        ));
-    }
-    if let Some(why) = session::off_theory(g, &r.stats, &base) {
-        // Shown even with --quiet: a disagreement with exact theory is a
-        // finding about the run (too short a warm-up, too few customers),
-        // not progress.
-        progress::say(&format!(
-            "qsweep: warning: point {} ({}): {why}; the simulation does not agree with exact \
-             theory (a longer --warmup, or more --customers)",
-            g.index,
-            spec.describe(g)
-        ));
-    }
-    if r.stats.failed_reps > 0 {
-        progress.note(&format!(
-            "qsweep: warning: point {}: {} replications hit a sampler bound",
-            g.index, r.stats.failed_reps
-        ));
+    for (warning, always) in &report.warnings {
+        if *always {
+            progress::say(warning);
+        } else {
+            progress.note(warning);
+        }
     }
 }
 

@@ -35,11 +35,10 @@ use pyo3::types::PyDict;
 use qsweep::backend::{self, Backend};
 use qsweep::engine::cpu::CpuEngine;
 use qsweep::engine::Engine;
-use qsweep::output::{self, num};
+use qsweep::output;
 use qsweep::run::session::{self, Session};
 use qsweep::run::{resume, Interrupted, PointResult};
 use qsweep::spec::{AnalyticArgs, Spec, SpecError, SweepArgs};
-use qsweep::stats::P99;
 use qsweep::UsageError;
 
 /// How often the waiting thread hands progress to Python and checks Ctrl-C.
@@ -221,24 +220,16 @@ fn simulate(
         can_fall_back.then_some(&mut fallback as resume::Fallback<'_>),
         &mut |r: PointResult<'_>, label: &str| {
             session.write(&r, label)?;
-            let line = point_line(&session.spec, &r);
-            let customers = session::simulated_customers(&r, session.spec.run.customers);
-            let _ = tx.send(Event::Point { line, customers });
-            let g = &r.point.grid;
-            if let Some(why) = session::wide_ci(&r.stats) {
-                wide_points.push(g.index);
-                say(&format!(
-                    "qsweep: warning: point {} ({}): {why}; its digits are not to be trusted \
-                     (more reps or customers, or precision)",
-                    g.index,
-                    session.spec.describe(g)
-                ));
+            let report = session::PointReport::of(&session.spec, &r);
+            let _ = tx.send(Event::Point {
+                line: report.line,
+                customers: report.customers,
+            });
+            if report.wide {
+                wide_points.push(r.point.grid.index);
             }
-            if r.stats.failed_reps > 0 {
-                say(&format!(
-                    "qsweep: warning: point {}: {} replications hit a sampler bound",
-                    g.index, r.stats.failed_reps
-                ));
+            for (warning, _) in &report.warnings {
+                say(warning);
             }
             Ok(())
         },
@@ -262,26 +253,6 @@ fn simulate(
         sim_customers: session.sim_customers,
         rows: std::mem::take(&mut session.rows),
     })
-}
-
-/// A finished point in one line, as `qsweep run` prints it to a log.
-fn point_line(spec: &Spec, r: &PointResult<'_>) -> String {
-    let g = &r.point.grid;
-    let theory = qsweep::run::baseline(g)
-        .mean_wait
-        .map(|m| format!(" (theory {})", num(m)))
-        .unwrap_or_default();
-    format!(
-        "{} rho={}: mean wait {} ± {}{theory}, p99 {}",
-        spec.describe(g),
-        num(g.rho),
-        num(r.stats.mean_wait),
-        r.stats
-            .mean_wait_ci95
-            .map(num)
-            .unwrap_or_else(|| "?".into()),
-        num(r.stats.wait_pct[P99]),
-    )
 }
 
 /// Hands one event to the Python reporter (`qsweep._progress.Reporter`).

@@ -746,6 +746,90 @@ fn refuse_inputs_as_output(out: &Path, spec: &Spec, req: &Request) -> Result<()>
     Ok(())
 }
 
+/// What a finished point says to whoever watches the run: the CLI's
+/// progress lines and the Python module's reporter read the same text.
+pub struct PointReport {
+    /// Customers simulated, warm-up included (0 for a failed point).
+    pub customers: f64,
+    /// The point in one line: its axes, mean wait ± CI beside theory, p99.
+    pub line: String,
+    /// Warnings, each one line, in order; `always`: shown even when quiet
+    /// (a failed point, a disagreement with exact theory: findings about
+    /// the run, not progress).
+    pub warnings: Vec<(String, bool)>,
+    /// The mean-wait or p99 CI is too wide to trust ([`wide_ci`]).
+    pub wide: bool,
+}
+
+impl PointReport {
+    pub fn of(spec: &Spec, r: &PointResult<'_>) -> Self {
+        let g = &r.point.grid;
+        if let Some(e) = &r.error {
+            return Self {
+                customers: 0.0,
+                line: format!("{} rho={}: failed", spec.describe(g), num(g.rho)),
+                warnings: vec![(format!("qsweep: point {} failed: {e}", g.index), true)],
+                wide: false,
+            };
+        }
+        let base = baseline(g);
+        let theory = base
+            .mean_wait
+            .map(|m| format!(" (theory {})", num(m)))
+            .unwrap_or_default();
+        let line = format!(
+            "{} rho={}: mean wait {} ± {}{theory}, p99 {}",
+            spec.describe(g),
+            num(g.rho),
+            num(r.stats.mean_wait),
+            r.stats
+                .mean_wait_ci95
+                .map(num)
+                .unwrap_or_else(|| "?".into()),
+            num(r.stats.wait_pct[P99]),
+        );
+        let mut warnings = Vec::new();
+        let wide = wide_ci(&r.stats);
+        if let Some(why) = &wide {
+            warnings.push((
+                format!(
+                    "qsweep: warning: point {} ({}): {why}; its digits are not to be trusted \
+                     (more reps or customers, or precision)",
+                    g.index,
+                    spec.describe(g)
+                ),
+                false,
+            ));
+        }
+        if let Some(why) = off_theory(g, &r.stats, &base) {
+            warnings.push((
+                format!(
+                    "qsweep: warning: point {} ({}): {why}; the simulation does not agree with \
+                     exact theory (a longer warm-up, or more customers)",
+                    g.index,
+                    spec.describe(g)
+                ),
+                true,
+            ));
+        }
+        if r.stats.failed_reps > 0 {
+            warnings.push((
+                format!(
+                    "qsweep: warning: point {}: {} replications hit a sampler bound",
+                    g.index, r.stats.failed_reps
+                ),
+                false,
+            ));
+        }
+        Self {
+            customers: simulated_customers(r, spec.run.customers),
+            line,
+            warnings,
+            wide: wide.is_some(),
+        }
+    }
+}
+
 /// Customers simulated for a finished point, warm-up included.
 pub fn simulated_customers(r: &PointResult<'_>, customers: u32) -> f64 {
     r.stats.reps as f64 * (f64::from(customers) + f64::from(r.point.params.warmup))
@@ -967,6 +1051,58 @@ mod tests {
             resume,
             shard: None,
             from_meta: None,
+        }
+    }
+
+    #[test]
+    fn a_point_report_says_the_line_and_warnings_of_its_point() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = args(&dir.path().join("r.csv"));
+        let mut session = Session::open(&request(&a, false)).unwrap();
+        let todo = session.begin("cpu", &|_| {}).unwrap();
+        let table = session.table.clone();
+        let spec = session.spec.clone();
+        let mut reports = Vec::new();
+        run_points(&todo, &table, 4, &mut CpuEngine::new(1), &mut |r| {
+            let failed = PointResult {
+                point: r.point,
+                stats: PointStats::default(),
+                hist: Vec::new(),
+                seconds: 0.0,
+                converged: None,
+                max_in_system: None,
+                error: Some("queue outgrew the limit".into()),
+            };
+            reports.push((PointReport::of(&spec, &r), PointReport::of(&spec, &failed)));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(reports.len(), 2);
+        for (i, (ok, failed)) in reports.iter().enumerate() {
+            // M/M/1 at rho 0.1: theory beside the estimate; 4 replications of
+            // 200 customers leave the p99's CI wide, never quietly.
+            assert!(
+                ok.line.starts_with("routing=random servers="),
+                "{}",
+                ok.line
+            );
+            assert!(ok.line.contains("(theory ") && ok.line.contains(", p99 "));
+            assert_eq!(ok.customers, 4.0 * 210.0);
+            assert_eq!(
+                ok.wide,
+                ok.warnings
+                    .iter()
+                    .any(|(w, _)| w.contains("not to be trusted"))
+            );
+            assert!(failed.line.ends_with(": failed"), "{}", failed.line);
+            assert_eq!(
+                failed.warnings,
+                vec![(
+                    format!("qsweep: point {i} failed: queue outgrew the limit"),
+                    true
+                )]
+            );
+            assert!(!failed.wide && failed.customers == 0.0);
         }
     }
 
