@@ -129,7 +129,10 @@ pub fn run(args: &RunArgs, extras: &mut Extras) -> Result<()> {
     let mut wide_points: Vec<u32> = Vec::new();
     let wall = std::time::Instant::now();
     let table = session.table.clone();
-    let mut fallback = |e: &anyhow::Error, left: usize| -> Result<Box<dyn Engine>> {
+    // What the GPU did before it failed, for the meta (the CPU reports none).
+    let mut failed_report = None;
+    let mut fallback = |e: &anyhow::Error, left: usize, failed: &dyn Engine| {
+        failed_report = failed.device_report();
         let cpu = CpuEngine::new(run.threads);
         let e = format!("{e:#}").replace('\n', " ");
         progress::say(&format!(
@@ -137,7 +140,7 @@ pub fn run(args: &RunArgs, extras: &mut Extras) -> Result<()> {
              threads) for the remaining {left} points",
             cpu.threads
         ));
-        Ok(Box::new(cpu))
+        Ok(Box::new(cpu) as Box<dyn Engine>)
     };
     let can_fall_back = run.backend == Backend::Auto && first_label != "cpu";
     interrupt::set_watched();
@@ -170,7 +173,7 @@ pub fn run(args: &RunArgs, extras: &mut Extras) -> Result<()> {
             shown.join(", ")
         ));
     }
-    session.record_device(engine.device_report());
+    session.record_device(failed_report.or_else(|| engine.device_report()));
     session.finish(result)?;
     extras.finish(&session.out)?;
 

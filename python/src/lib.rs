@@ -200,7 +200,10 @@ fn simulate(
     });
 
     let table = session.table.clone();
-    let mut fallback = |e: &anyhow::Error, left: usize| -> Result<Box<dyn Engine>> {
+    // What the GPU did before it failed, for the meta (the CPU reports none).
+    let mut failed_report = None;
+    let mut fallback = |e: &anyhow::Error, left: usize, failed: &dyn Engine| {
+        failed_report = failed.device_report();
         let cpu = CpuEngine::new(run.threads);
         let e = format!("{e:#}").replace('\n', " ");
         say(&format!(
@@ -208,7 +211,7 @@ fn simulate(
              threads) for the remaining {left} points",
             cpu.threads
         ));
-        Ok(Box::new(cpu))
+        Ok(Box::new(cpu) as Box<dyn Engine>)
     };
     let can_fall_back = run.backend == Backend::Auto && first_label != "cpu";
     let mut wide_points = Vec::new();
@@ -240,7 +243,7 @@ fn simulate(
         // `finish` would print a resume command for it).
         return Err(result.expect_err("checked"));
     }
-    session.record_device(engine.device_report());
+    session.record_device(failed_report.or_else(|| engine.device_report()));
     session.finish(result)?;
     Ok(Finished {
         engines: session.engines(),

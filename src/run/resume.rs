@@ -313,7 +313,11 @@ pub fn drop_failed_rows(path: &Path, scanned: &mut Scanned) -> Result<std::fs::F
 
 /// Makes the engine that takes over after a failure, given the error and the
 /// number of points still to run (and says so to the user).
-pub type Fallback<'a> = &'a mut dyn FnMut(&anyhow::Error, usize) -> Result<Box<dyn Engine>>;
+/// Makes the engine that takes over from a failed one: gets the failure, the
+/// number of points left and the failed engine (whose `device_report` the
+/// caller may keep for the `.meta.json`).
+pub type Fallback<'a> =
+    &'a mut dyn FnMut(&anyhow::Error, usize, &dyn Engine) -> Result<Box<dyn Engine>>;
 
 /// [`rounds::run_points_until`] that survives one engine failure: when the
 /// engine fails and `fallback` is given, the points not yet reported run on
@@ -359,7 +363,7 @@ pub fn run_surviving(
             return Err(err);
         };
         points.retain(|p| !done.contains(&p.grid.index));
-        *engine = make(&err, points.len())?;
+        *engine = make(&err, points.len(), engine.as_ref())?;
     }
 }
 
@@ -612,15 +616,18 @@ mod tests {
         let mut engine = engine;
         let mut got = Vec::new();
         let mut calls = 0;
-        let mut make = |e: &anyhow::Error, left: usize| -> Result<Box<dyn Engine>> {
-            calls += 1;
-            assert!(
-                format!("{e:#}").contains("flaky failed on grid points 1..=2"),
-                "{e:#}"
-            );
-            assert_eq!(left, 2);
-            Ok(Box::new(CpuEngine::new(1)))
-        };
+        let mut make =
+            |e: &anyhow::Error, left: usize, failed: &dyn Engine| -> Result<Box<dyn Engine>> {
+                calls += 1;
+                assert!(
+                    format!("{e:#}").contains("flaky failed on grid points 1..=2"),
+                    "{e:#}"
+                );
+                assert_eq!(left, 2);
+                // The failed engine, whose device report the caller keeps.
+                assert_eq!(failed.label(), "flaky");
+                Ok(Box::new(CpuEngine::new(1)))
+            };
         let r = run_surviving(
             prepared,
             &table,
