@@ -16,7 +16,7 @@ use qsweep::output::{self, num};
 use qsweep::plot::{plot_csv, PlotOptions};
 use qsweep::progress::{self, Progress};
 use qsweep::run::session::{self, Session};
-use qsweep::run::{estimate, interrupt, resume, rounds, PointResult};
+use qsweep::run::{estimate, interrupt, rounds, PointResult};
 use qsweep::spec::{AnalyticArgs, Spec, SweepArgs, SEED_SOURCE};
 
 /// Flags of `qsweep run`.
@@ -128,32 +128,16 @@ pub fn run(args: &RunArgs, extras: &mut Extras) -> Result<()> {
     let mut progress = Progress::new(mode, session.in_file, session.done_before, planned);
     let mut wide_points: Vec<u32> = Vec::new();
     let wall = std::time::Instant::now();
-    let table = session.table.clone();
-    // What the GPU did before it failed, for the meta (the CPU reports none).
-    let mut failed_report = None;
-    let mut fallback = |e: &anyhow::Error, left: usize, failed: &dyn Engine| {
-        failed_report = failed.device_report();
-        let cpu = CpuEngine::new(run.threads);
-        let e = format!("{e:#}").replace('\n', " ");
-        progress::say(&format!(
-            "qsweep: {e}; the rows before it are kept; continuing on the CPU engine ({} \
-             threads) for the remaining {left} points",
-            cpu.threads
-        ));
-        Ok(Box::new(cpu) as Box<dyn Engine>)
-    };
     let can_fall_back = run.backend == Backend::Auto && first_label != "cpu";
     interrupt::set_watched();
-    let result = resume::run_surviving(
+    let result = session.simulate(
         todo,
-        &table,
-        run.reps,
         &mut engine,
-        can_fall_back.then_some(&mut fallback as resume::Fallback<'_>),
-        &mut |r: PointResult<'_>, label: &str| {
-            let fields = session.write(&r, label)?.to_vec();
-            extras.point(&session, &fields, &r)?;
-            report_point(&session, &r, &mut progress, &mut wide_points);
+        can_fall_back,
+        &progress::say,
+        &mut |session, fields, r| {
+            extras.point(session, fields, r)?;
+            report_point(session, r, &mut progress, &mut wide_points);
             Ok(())
         },
         interrupt::stop_flag(),
@@ -173,7 +157,6 @@ pub fn run(args: &RunArgs, extras: &mut Extras) -> Result<()> {
             shown.join(", ")
         ));
     }
-    session.record_device(failed_report.or_else(|| engine.device_report()));
     session.finish(result)?;
     extras.finish(&session.out)?;
 

@@ -1,8 +1,8 @@
 //! `qsweep._qsweep`: the extension module behind the Python package
 //! (`python/qsweep/`). It drives the library exactly as `qsweep run` does
 //! (`Session::open` → `backend::choose_for` → `Session::begin` →
-//! `resume::run_surviving` → `Session::write` per point → `Session::finish`,
-//! as in `src/commands.rs`), so a frame holds the CSV's own fields, as text,
+//! `Session::simulate`, which writes each point's row, with the same
+//! `PointReport` per point → `Session::finish`, as in `src/commands.rs`), so a frame holds the CSV's own fields, as text,
 //! and Python only converts them to numbers.
 //!
 //! Keyword arguments arrive as the CLI's flags (`--servers=51`) and are
@@ -33,11 +33,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use qsweep::backend::{self, Backend};
-use qsweep::engine::cpu::CpuEngine;
-use qsweep::engine::Engine;
 use qsweep::output;
 use qsweep::run::session::{self, Session};
-use qsweep::run::{resume, Interrupted, PointResult};
+use qsweep::run::Interrupted;
 use qsweep::spec::{AnalyticArgs, Spec, SpecError, SweepArgs};
 use qsweep::UsageError;
 
@@ -199,31 +197,15 @@ fn simulate(
         done: session.done_before,
     });
 
-    let table = session.table.clone();
-    // What the GPU did before it failed, for the meta (the CPU reports none).
-    let mut failed_report = None;
-    let mut fallback = |e: &anyhow::Error, left: usize, failed: &dyn Engine| {
-        failed_report = failed.device_report();
-        let cpu = CpuEngine::new(run.threads);
-        let e = format!("{e:#}").replace('\n', " ");
-        say(&format!(
-            "qsweep: {e}; the rows before it are kept; continuing on the CPU engine ({} \
-             threads) for the remaining {left} points",
-            cpu.threads
-        ));
-        Ok(Box::new(cpu) as Box<dyn Engine>)
-    };
     let can_fall_back = run.backend == Backend::Auto && first_label != "cpu";
     let mut wide_points = Vec::new();
-    let result = resume::run_surviving(
+    let result = session.simulate(
         todo,
-        &table,
-        run.reps,
         &mut engine,
-        can_fall_back.then_some(&mut fallback as resume::Fallback<'_>),
-        &mut |r: PointResult<'_>, label: &str| {
-            session.write(&r, label)?;
-            let report = session::PointReport::of(&session.spec, &r);
+        can_fall_back,
+        &say,
+        &mut |session, _fields, r| {
+            let report = session::PointReport::of(&session.spec, r);
             let _ = tx.send(Event::Point {
                 line: report.line,
                 customers: report.customers,
@@ -243,7 +225,6 @@ fn simulate(
         // `finish` would print a resume command for it).
         return Err(result.expect_err("checked"));
     }
-    session.record_device(failed_report.or_else(|| engine.device_report()));
     session.finish(result)?;
     Ok(Finished {
         engines: session.engines(),

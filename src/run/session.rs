@@ -10,19 +10,24 @@
 //! 2. [`Session::begin`]: the CSV opened (a torn last line cut off), the
 //!    points still to run, `--warmup auto` pilots, and the `.meta.json`
 //!    written with status `running`;
-//! 3. [`Session::write`]: each finished point's row, flushed as it comes;
+//! 3. [`Session::simulate`]: the points run (on the CPU engine after a GPU
+//!    that fails, with `--backend auto`), each finished point's row written
+//!    by [`Session::write`] and flushed as it comes;
 //! 4. [`Session::finish`]: the rows synced, then the `.meta.json` marked
 //!    complete, interrupted or failed (with how to resume).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result};
 
 use super::point::{baseline, PointResult, PreparedPoint};
-use super::resume::{scan_csv, truncate, Expect, Scanned, Shard};
+use super::resume::{run_surviving, scan_csv, truncate, Expect, Fallback, Scanned, Shard};
 use super::rounds::Interrupted;
 use crate::analytic::Baseline;
 use crate::backend::Backend;
+use crate::engine::cpu::CpuEngine;
+use crate::engine::Engine;
 use crate::output::{axis_fields, num, CsvSink, Resolution, Row};
 use crate::progress;
 use crate::provenance::{self, Invocation, Meta, Status, META_FORMAT};
@@ -574,6 +579,53 @@ impl Session {
         self.labels.join(", then ")
     }
 
+    /// Simulates `todo` (from [`Self::begin`]) on `engine`: the part of a run
+    /// every front end (the CLI, the Python module) shares. Each finished
+    /// point is written, then handed to `on_point` with its CSV fields; with
+    /// `fall_back`, an engine that fails hands the points left to the CPU
+    /// engine (`say` tells why) and the rows before stay; the device's report
+    /// (the failed GPU's, if one failed) is recorded for the `.meta.json`.
+    /// Returns the run's result for [`Self::finish`].
+    pub fn simulate(
+        &mut self,
+        todo: Vec<PreparedPoint>,
+        engine: &mut Box<dyn Engine>,
+        fall_back: bool,
+        say: &dyn Fn(&str),
+        on_point: OnPoint<'_>,
+        stop: &AtomicBool,
+    ) -> Result<()> {
+        let table = self.table.clone();
+        let (reps, threads) = (self.spec.run.reps, self.spec.run.threads);
+        // What a GPU did before it failed (the CPU engine reports nothing).
+        let mut failed_report = None;
+        let mut fallback = |e: &anyhow::Error, left: usize, failed: &dyn Engine| {
+            failed_report = failed.device_report();
+            let cpu = CpuEngine::new(threads);
+            let e = format!("{e:#}").replace('\n', " ");
+            say(&format!(
+                "qsweep: {e}; the rows before it are kept; continuing on the CPU engine ({} \
+                 threads) for the remaining {left} points",
+                cpu.threads
+            ));
+            Ok(Box::new(cpu) as Box<dyn Engine>)
+        };
+        let result = run_surviving(
+            todo,
+            &table,
+            reps,
+            engine,
+            fall_back.then_some(&mut fallback as Fallback<'_>),
+            &mut |r: PointResult<'_>, label: &str| {
+                let fields = self.write(&r, label)?.to_vec();
+                on_point(self, &fields, &r)
+            },
+            stop,
+        );
+        self.record_device(failed_report.or_else(|| engine.device_report()));
+        result
+    }
+
     /// Records what the engine's device did in this invocation (see
     /// [`Engine::device_report`](crate::engine::Engine::device_report)), for
     /// the `.meta.json` that [`Self::finish`] writes.
@@ -829,6 +881,10 @@ impl PointReport {
         }
     }
 }
+
+/// What [`Session::simulate`] hands each finished point to, after writing
+/// its row: the session, the row's CSV fields and the point's result.
+pub type OnPoint<'a> = &'a mut dyn FnMut(&Session, &[String], &PointResult<'_>) -> Result<()>;
 
 /// Customers simulated for a finished point, warm-up included.
 pub fn simulated_customers(r: &PointResult<'_>, customers: u32) -> f64 {
