@@ -82,6 +82,35 @@ fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|s| s.to_string()).collect()
 }
 
+/// Runs a two-point sweep that writes `r.csv` in `dir` (an input for the
+/// plot cases).
+fn small_results_csv(dir: &Path) -> std::process::Output {
+    Command::new(BIN)
+        .args([
+            "run",
+            "-q",
+            "--backend",
+            "cpu",
+            "--servers",
+            "1,2",
+            "--rho",
+            "0.5",
+        ])
+        .args([
+            "--reps",
+            "4",
+            "--customers",
+            "100",
+            "--warmup",
+            "0",
+            "-o",
+            "r.csv",
+        ])
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
 /// The one error line of a refused command.
 fn refused(dir: &Path, args: &[String]) -> String {
     let o = run_limited(dir, args);
@@ -177,30 +206,7 @@ fn memory_bombs_are_refused_by_name_before_they_are_allocated() {
     // Nothing was written.
     assert!(!d.join("x.csv").exists());
     // A figure's pixels, before they are allocated; an SVG costs nothing.
-    let ok = Command::new(BIN)
-        .args([
-            "run",
-            "-q",
-            "--backend",
-            "cpu",
-            "--servers",
-            "1,2",
-            "--rho",
-            "0.5",
-        ])
-        .args([
-            "--reps",
-            "4",
-            "--customers",
-            "100",
-            "--warmup",
-            "0",
-            "-o",
-            "r.csv",
-        ])
-        .current_dir(d)
-        .output()
-        .unwrap();
+    let ok = small_results_csv(d);
     assert!(
         ok.status.success(),
         "{}",
@@ -409,30 +415,7 @@ fn random_specs_and_flags_end_in_exit_0_or_2_within_their_memory() {
         .unwrap_or(40);
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let ok = Command::new(BIN)
-        .args([
-            "run",
-            "-q",
-            "--backend",
-            "cpu",
-            "--servers",
-            "1,2",
-            "--rho",
-            "0.5",
-        ])
-        .args([
-            "--reps",
-            "4",
-            "--customers",
-            "100",
-            "--warmup",
-            "0",
-            "-o",
-            "r.csv",
-        ])
-        .current_dir(d)
-        .output()
-        .unwrap();
+    let ok = small_results_csv(d);
     assert!(ok.status.success());
     let mut rng = Rng(seed.wrapping_mul(2).wrapping_add(1));
     let mut seen = [0usize; 3];
