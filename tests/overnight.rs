@@ -165,19 +165,7 @@ fn copy(from: &Path, to: &Path) {
 fn sigkill_mid_sweep_then_resume_equals_an_uninterrupted_run() {
     let dir = tempdir();
     let d = dir.path();
-    run_ok(d, LONG, &["-o", "ref.csv"]);
-    let reference = rows(&d.join("ref.csv"));
-    assert_eq!(reference.len(), 60);
-
-    let csv = d.join("killed.csv");
-    let mut child = start_and_wait_for_a_row(d, &run_args(LONG, &["-o", "killed.csv"]), &csv);
-    child.kill().expect("SIGKILL");
-    child.wait().unwrap();
-    let partial = rows_lenient(&csv);
-    assert!(
-        (1..60).contains(&partial),
-        "killed after {partial} rows: expected mid-sweep"
-    );
+    let (reference, csv) = killed_after_some_rows(d, LONG, 60, "mid-sweep");
     assert_eq!(meta(&d.join("killed.meta.json"))["status"], "running");
 
     let out = run_ok(d, LONG, &["-o", "killed.csv", "--resume"]);
@@ -188,6 +176,31 @@ fn sigkill_mid_sweep_then_resume_equals_an_uninterrupted_run() {
     assert_eq!(m["points_done"], 60);
     assert_eq!(m["previous_runs"].as_array().unwrap().len(), 1);
     assert_eq!(m["previous_runs"][0]["status"], "running");
+}
+
+/// Runs `spec` to the end into `ref.csv` (its `points` rows, the
+/// reference), then again into `killed.csv`, SIGKILLed once a row is written
+/// and before the last (`when` says where that falls). Returns the
+/// reference rows and the killed CSV's path.
+fn killed_after_some_rows(
+    d: &Path,
+    spec: &[&str],
+    points: usize,
+    when: &str,
+) -> (Vec<Vec<String>>, std::path::PathBuf) {
+    run_ok(d, spec, &["-o", "ref.csv"]);
+    let reference = rows(&d.join("ref.csv"));
+    assert_eq!(reference.len(), points);
+    let csv = d.join("killed.csv");
+    let mut child = start_and_wait_for_a_row(d, &run_args(spec, &["-o", "killed.csv"]), &csv);
+    child.kill().expect("SIGKILL");
+    child.wait().unwrap();
+    let partial = rows_lenient(&csv);
+    assert!(
+        (1..points).contains(&partial),
+        "killed after {partial} rows: expected {when}"
+    );
+    (reference, csv)
 }
 
 /// Whole rows in a CSV that may end in a torn line.
@@ -866,19 +879,7 @@ const ONE_CALL: &[&str] = &[
 fn rows_of_one_engine_call_come_as_its_points_finish_and_survive_sigkill() {
     let dir = tempdir();
     let d = dir.path();
-    run_ok(d, ONE_CALL, &["-o", "ref.csv"]);
-    let reference = rows(&d.join("ref.csv"));
-    assert_eq!(reference.len(), 30);
-
-    let csv = d.join("killed.csv");
-    let mut child = start_and_wait_for_a_row(d, &run_args(ONE_CALL, &["-o", "killed.csv"]), &csv);
-    child.kill().expect("SIGKILL");
-    child.wait().unwrap();
-    let partial = rows_lenient(&csv);
-    assert!(
-        (1..30).contains(&partial),
-        "killed after {partial} rows: expected mid-call"
-    );
+    let (reference, csv) = killed_after_some_rows(d, ONE_CALL, 30, "mid-call");
     run_ok(d, ONE_CALL, &["-o", "killed.csv", "--resume"]);
     assert_eq!(rows(&csv), reference);
 }
