@@ -68,7 +68,9 @@ struct DispatchInfo {
     // This pass simulates customers [begin, end) of each replication.
     begin: u32,
     end: u32,
-    _pad0: u32,
+    // 1: a one-server replication's segments run side by side, one
+    // invocation each (lindley.wgsl); 0: one invocation runs them in turn.
+    parallel_segments: u32,
     _pad1: u32,
 }
 
@@ -80,6 +82,10 @@ struct LaneState {
     sums: vec4<f32>,
     carry: vec4<f32>,
     block: vec4<f32>,
+    // The Kahan sums of the replication's segments done (Recorder.done).
+    done: vec4<f32>,
+    // The current segment's map (lindley.wgsl's seg_map).
+    seg_map: vec4<f32>,
     // Kernel variables: Lindley (wait, previous service); Kiefer-Wolfowitz
     // (time since the epoch, customers since the last rebase).
     x: f32,
@@ -171,6 +177,7 @@ struct Recorder {
     wait: vec4<f32>,   // Kahan sums: wait, sojourn, service, interarrival
     carry: vec4<f32>,  // their compensations
     block: vec4<f32>,
+    done: vec4<f32>,   // the Kahan sums of the segments done, added in order
     in_block: u32,
     waited: u32,
     recorded: u32,
@@ -189,6 +196,7 @@ fn rec_init(inv_scale: f32) {
     rec.wait = vec4<f32>(0.0);
     rec.carry = vec4<f32>(0.0);
     rec.block = vec4<f32>(0.0);
+    rec.done = vec4<f32>(0.0);
     rec.in_block = 0u;
     rec.waited = 0u;
     rec.recorded = 0u;
@@ -228,32 +236,56 @@ fn rec_record(wait: f32, service: f32, interarrival: f32) {
     }
 }
 
-fn rec_finish(customers: u32) -> RepResult {
+// Closes a segment of the replication (src/contract/mod.rs, `Segments`):
+// its Kahan sums are added, in segment order, to those of the segments
+// before it, and start again from zero. Counts and maxima run on. Twin of
+// `Recorders::end_segment`.
+fn rec_end_segment() {
     rec_flush();
+    rec.done = (rec.done + rec.wait) * opaque_one;
+    rec.wait = vec4<f32>(0.0);
+    rec.carry = vec4<f32>(0.0);
+}
+
+// A replication's result from its sums over `customers` recorded ones.
+fn rec_result(sums: vec4<f32>, waited: u32, recorded: u32, max_wait: f32, max_sojourn: f32,
+              status: u32, customers: u32) -> RepResult {
     let n = f32(max(customers, 1u));
     var r: RepResult;
-    r.mean_wait = rec.wait.x / n;
-    r.mean_sojourn = rec.wait.y / n;
-    r.p_wait = f32(rec.waited) / n;
-    r.max_wait = rec.max_wait;
-    r.max_sojourn = rec.max_sojourn;
-    r.mean_service = rec.wait.z / n;
-    r.mean_interarrival = rec.wait.w / n;
+    r.mean_wait = sums.x / n;
+    r.mean_sojourn = sums.y / n;
+    r.p_wait = f32(waited) / n;
+    r.max_wait = max_wait;
+    r.max_sojourn = max_sojourn;
+    r.mean_service = sums.z / n;
+    r.mean_interarrival = sums.w / n;
     // What was actually recorded, so the host can check that no replication
     // was cut short.
-    r.customers = rec.recorded;
-    r.status = rng_status;
+    r.customers = recorded;
+    r.status = status;
     return r;
 }
 
+fn rec_finish(customers: u32) -> RepResult {
+    rec_end_segment();
+    return rec_result(rec.done, rec.waited, rec.recorded, rec.max_wait, rec.max_sojourn,
+                      rng_status, customers);
+}
+
+// A one-server replication's current segment map (lindley.wgsl), kept with
+// the lane's state between passes; unused by the other kernels.
+var<private> seg_map: vec4<f32>;
+
 // Save or restore the stream, the recorder and the kernel variables x, y,
-// since_rebase of the invocation's replication between passes.
+// since_rebase (and seg_map) of the invocation's replication between passes.
 fn state_store(slot: u32, x: f32, y: f32, since_rebase: u32) {
     var st: LaneState;
     st.rng = rng_s;
     st.sums = rec.wait;
     st.carry = rec.carry;
     st.block = rec.block;
+    st.done = rec.done;
+    st.seg_map = seg_map;
     st.x = x;
     st.y = y;
     st.since_rebase = since_rebase;
@@ -273,6 +305,8 @@ fn state_load(slot: u32, inv_scale: f32) -> LaneState {
     rec.wait = st.sums;
     rec.carry = st.carry;
     rec.block = st.block;
+    rec.done = st.done;
+    seg_map = st.seg_map;
     rec.in_block = st.in_block;
     rec.waited = st.waited;
     rec.recorded = st.recorded;

@@ -40,7 +40,13 @@ fn philox4x32_10(counter: vec4<u32>, key: vec2<u32>) -> vec4<u32> {
 var<private> rng_s: vec4<u32>;
 
 fn rng_init(seed_lo: u32, seed_hi: u32, point: u32, rep: u32) {
-    rng_s = philox4x32_10(vec4<u32>(rep, point, 0u, 0u), vec2<u32>(seed_lo, seed_hi));
+    rng_init_segment(seed_lo, seed_hi, point, rep, 0u);
+}
+
+// Twin of `Stream::segment`: counter word 3 is the segment of a one-server
+// replication (0 for every other kernel).
+fn rng_init_segment(seed_lo: u32, seed_hi: u32, point: u32, rep: u32, segment: u32) {
+    rng_s = philox4x32_10(vec4<u32>(rep, point, 0u, segment), vec2<u32>(seed_lo, seed_hi));
     if (all(rng_s == vec4<u32>(0u))) {
         rng_s.x = 1u;
     }

@@ -43,12 +43,22 @@ pub struct Stream {
 }
 
 impl Stream {
-    /// The stream of replication `rep` of grid point `point` under `seed`.
-    /// Counter word 2 is a stream tag (0: the simulation stream) so that later
-    /// features can derive further independent streams from the same key.
+    /// The stream of replication `rep` of grid point `point` under `seed`
+    /// (its first segment: [`Stream::segment`]).
     pub fn new(seed: u64, point: u32, rep: u32) -> Self {
+        Self::segment(seed, point, rep, 0)
+    }
+
+    /// The stream of segment `segment` of replication `rep`: a one-server
+    /// replication is cut into segments run side by side on a GPU
+    /// (`contract::lindley_segments`), each drawing from its own stream.
+    /// Counter word 2 is a stream tag (0: the simulation stream) so that later
+    /// features can derive further independent streams from the same key;
+    /// word 3 is the segment (0 for every other kernel, whose replications
+    /// are one stream).
+    pub fn segment(seed: u64, point: u32, rep: u32, segment: u32) -> Self {
         let key = [seed as u32, (seed >> 32) as u32];
-        let mut s = philox4x32_10([rep, point, 0, 0], key);
+        let mut s = philox4x32_10([rep, point, 0, segment], key);
         // xoshiro's only forbidden state; Philox is a bijection, so this happens
         // for exactly one counter per key and the fix-up is mirrored in WGSL.
         if s == [0; 4] {
@@ -123,9 +133,14 @@ pub struct Lanes<const N: usize> {
 
 impl<const N: usize> Lanes<N> {
     pub fn new(seed: u64, point: u32, reps: [u32; N]) -> Self {
+        Self::segment(seed, point, reps, 0)
+    }
+
+    /// Segment `segment` of each lane's replication ([`Stream::segment`]).
+    pub fn segment(seed: u64, point: u32, reps: [u32; N], segment: u32) -> Self {
         let mut s = [[0u32; N]; 4];
         for (l, &rep) in reps.iter().enumerate() {
-            let one = Stream::new(seed, point, rep).state();
+            let one = Stream::segment(seed, point, rep, segment).state();
             for k in 0..4 {
                 s[k][l] = one[k];
             }

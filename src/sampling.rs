@@ -348,6 +348,13 @@ impl<'a, const N: usize> Sampler<'a, N> {
         }
     }
 
+    /// Draw from now on from segment `segment` of each lane's replication
+    /// ([`Stream::segment`](crate::rng::Stream::segment)); the status flags
+    /// carry over.
+    pub fn enter_segment(&mut self, p: &PointParams, reps: [u32; N], segment: u32) {
+        self.streams = Lanes::segment(p.seed(), p.point_index, reps, segment);
+    }
+
     /// Exponential with the given mean, by inversion of the full-range
     /// uniform: `−mean ln u`, which reaches 45 means.
     #[inline(always)]

@@ -7,7 +7,7 @@ mod common;
 
 use qsweep::contract::{Kernel, Law, LawKind, PointParams, Thinning};
 use qsweep::engine::cpu::CpuEngine;
-use qsweep::engine::gpu::HeapMemory;
+use qsweep::engine::gpu::{HeapMemory, SegmentLayout};
 use qsweep::engine::schedule::tiles_for_point;
 use qsweep::engine::{Batch, Engine};
 
@@ -193,6 +193,38 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
         1,
         1,
     ));
+    // One-server replications long enough to be cut into segments (4 of
+    // 5250 customers), run in turn and side by side.
+    for (service, thinning, route_n) in [
+        (
+            law(LawKind::Exp, 0, [0.9, 0.0, 0.0, 0.0]),
+            Thinning::None,
+            1,
+        ),
+        (
+            law(LawKind::Exp, 0, [3.6, 0.0, 0.0, 0.0]),
+            Thinning::Random,
+            4,
+        ),
+        (services[6], Thinning::None, 1),
+    ] {
+        let p = point(
+            params.len() as u32,
+            exp_arr,
+            service,
+            Kernel::Lindley.code(),
+            thinning.code(),
+            1,
+            route_n,
+        );
+        let long = PointParams {
+            customers: 20_000,
+            warmup: 1000,
+            ..p
+        };
+        assert_eq!(long.segments().count, 4);
+        params.push(long);
+    }
 
     let reps = 40;
     let mut tiles = Vec::new();
@@ -209,10 +241,15 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
         slots,
     };
     let cpu_out = CpuEngine::new(2).run(&batch).unwrap();
-    // Small queues' heaps in private and in workgroup memory (the default
-    // on software and hardware adapters respectively), on this adapter.
-    for memory in [HeapMemory::Private, HeapMemory::Workgroup] {
+    // Small queues' heaps in private and in workgroup memory, one-server
+    // segments in turn and side by side (the defaults on software and
+    // hardware adapters respectively), on this adapter.
+    for (memory, layout) in [
+        (HeapMemory::Private, SegmentLayout::InTurn),
+        (HeapMemory::Workgroup, SegmentLayout::SideBySide),
+    ] {
         gpu.prefer_heap_memory(memory);
+        gpu.force_segment_layout(layout);
         let gpu_out = gpu.run(&batch).unwrap();
         assert_eq!(cpu_out.reps.len(), gpu_out.reps.len());
         let mut worst = 0.0f32;
@@ -268,7 +305,7 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
             .map(|(a, b)| a.abs_diff(*b))
             .sum();
         eprintln!(
-            "{memory:?} heap: worst relative difference {worst:e}; histogram counts moved {moved}/{total}, largest cumulative gap {gap}"
+            "{memory:?} heap, segments {layout:?}: worst relative difference {worst:e}; histogram counts moved {moved}/{total}, largest cumulative gap {gap}"
         );
     }
 }

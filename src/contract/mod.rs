@@ -245,6 +245,19 @@ impl PointParams {
         u64::from(self.seed_lo) | (u64::from(self.seed_hi) << 32)
     }
 
+    /// How each replication is cut into segments: [`Segments::for_total`]
+    /// for the one-server kernel, a single segment for the others.
+    pub fn segments(&self) -> Segments {
+        let total = self.warmup + self.customers;
+        match self.kernel() {
+            Kernel::Lindley => Segments::for_total(total),
+            Kernel::KieferWolfowitz | Kernel::Dispatch => Segments {
+                count: 1,
+                length: total.max(1),
+            },
+        }
+    }
+
     /// The recursion that simulates this point.
     #[inline(always)]
     pub fn kernel(&self) -> Kernel {
@@ -318,6 +331,67 @@ pub const GEOMETRIC_CAP: u32 = 1 << 24;
 /// in f32 from zero and added to a Kahan-compensated total, so long runs keep
 /// their precision on both engines.
 pub const SUM_BLOCK: u32 = 256;
+
+/// Customers (warm-up included) in a segment of a one-server replication,
+/// at least (see [`Segments`]): enough that a segment's fixed costs (its
+/// stream's set-up, the scan of the maps) stay below 1% of its work.
+pub const MIN_SEGMENT_CUSTOMERS: u32 = 4096;
+
+/// Segments of one replication, at most: a GPU workgroup holds all the
+/// segments of a replication, so their maps are scanned in workgroup memory.
+pub const MAX_SEGMENTS: u32 = TILE_REPS;
+
+/// How a one-server (Lindley) replication's customers are cut into segments,
+/// each drawing from its own stream (`rng::Stream::segment`), so that a GPU
+/// can run one replication over many invocations.
+///
+/// Lindley's recursion on the workload just after an arrival,
+/// V_n = max(V_{n-1} - A_n, 0) + S_n, applies the map V ↦ max(V + a, b)
+/// with a = S_n − A_n and b = S_n; such maps compose into maps of the same
+/// form, (a1, b1) then (a2, b2) being (a1 + a2, max(b1 + a2, b2)). So each
+/// segment's map (its shift a = Σ (S − A), and b, its final workload
+/// started empty) is computed on its own, and a scan over the segments gives
+/// each one's starting workload exactly: the parallel-prefix Lindley
+/// recursion of Greenberg, Lubachevsky and Mitrani (SIGMETRICS 1990;
+/// "Algorithms for unboundedly parallel simulations", ACM TOCS 9(3), 1991). Both engines
+/// start segment k + 1 from max(V_k + a_k, b_k), never from the previous
+/// segment's last computed workload, so the GPU's two layouts (segments in
+/// turn in one invocation, or side by side and scanned) and the CPU agree to
+/// the bit.
+///
+/// The cutting depends on the replication's length alone (never on `reps`,
+/// the adapter or how work is split), so a replication's numbers do not
+/// either.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segments {
+    /// A power of two, 1 ..= [`MAX_SEGMENTS`].
+    pub count: u32,
+    /// Customers per segment; the last holds the rest (at least one).
+    pub length: u32,
+}
+
+impl Segments {
+    /// The most segments of at least [`MIN_SEGMENT_CUSTOMERS`] (a power of
+    /// two, so they pack whole replications into a workgroup) for a
+    /// replication of `total` customers, warm-up included. Twin of
+    /// `lindley_segments` in `shaders/lindley.wgsl`.
+    pub fn for_total(total: u32) -> Self {
+        let mut count = 1u32;
+        while count < MAX_SEGMENTS && total / (2 * count) >= MIN_SEGMENT_CUSTOMERS {
+            count *= 2;
+        }
+        Self {
+            count,
+            length: total.div_ceil(count).max(1),
+        }
+    }
+
+    /// Customers `[first, end)` of segment `k` of a replication of `total`.
+    pub fn range(&self, k: u32, total: u32) -> (u32, u32) {
+        let first = (k * self.length).min(total);
+        (first, (first + self.length).min(total))
+    }
+}
 
 /// Customers between rebases of the free-at times of a queue of `servers`
 /// (Kiefer–Wolfowitz and dispatch kernels): times are relative to an epoch

@@ -19,6 +19,8 @@ pub fn constants() -> String {
     u32s.extend([
         ("TILE_REPS", TILE_REPS),
         ("SUM_BLOCK", SUM_BLOCK),
+        ("MIN_SEGMENT_CUSTOMERS", MIN_SEGMENT_CUSTOMERS),
+        ("MAX_SEGMENTS", MAX_SEGMENTS),
         ("HIST_SUB_BITS", HIST_SUB_BITS),
         ("HIST_SUB", HIST_SUB),
         ("HIST_OCTAVES", HIST_OCTAVES),

@@ -59,6 +59,8 @@ pub(super) struct Recorders<const N: usize> {
     waited: [u32; N],
     /// wait, sojourn, service, interarrival
     total: [[Kahan; 4]; N],
+    /// The Kahan sums of the segments done (`end_segment`), added in order.
+    done: [[f32; 4]; N],
     in_block: u32,
     inv_scale: f32,
 }
@@ -72,6 +74,7 @@ impl<const N: usize> Recorders<N> {
         Self {
             inv_scale,
             total: [[Kahan::default(); 4]; N],
+            done: [[0.0; 4]; N],
             block: [[0.0; N]; 4],
             in_block: 0,
             block_waited: [0.0; N],
@@ -133,17 +136,31 @@ impl<const N: usize> Recorders<N> {
         self.in_block = 0;
     }
 
-    pub(super) fn finish(mut self, customers: u32, status: [u32; N]) -> [RepResult; N] {
+    /// Close a segment of the replication (`contract::Segments`): its Kahan
+    /// sums are added, in segment order, to those of the segments before it
+    /// and start again from zero, as each GPU invocation running one segment
+    /// does (the twin of `rec_end_segment`). Counts and maxima run on.
+    pub(super) fn end_segment(&mut self) {
         self.flush();
+        for l in 0..N {
+            for k in 0..4 {
+                self.done[l][k] += self.total[l][k].sum;
+            }
+        }
+        self.total = [[Kahan::default(); 4]; N];
+    }
+
+    pub(super) fn finish(mut self, customers: u32, status: [u32; N]) -> [RepResult; N] {
+        self.end_segment();
         let n = customers.max(1) as f32;
         std::array::from_fn(|l| RepResult {
-            mean_wait: self.total[l][0].sum / n,
-            mean_sojourn: self.total[l][1].sum / n,
+            mean_wait: self.done[l][0] / n,
+            mean_sojourn: self.done[l][1] / n,
             p_wait: self.waited[l] as f32 / n,
             max_wait: self.max_wait[l],
             max_sojourn: self.max_sojourn[l],
-            mean_service: self.total[l][2].sum / n,
-            mean_interarrival: self.total[l][3].sum / n,
+            mean_service: self.done[l][2] / n,
+            mean_interarrival: self.done[l][3] / n,
             customers,
             status: status[l],
             max_in_system: 0,

@@ -23,7 +23,9 @@ pub struct DispatchInfo {
     /// The pass simulates customers `[begin, end)` of each replication.
     pub begin: u32,
     pub end: u32,
-    pub _pad0: u32,
+    /// 1: one-server replications' segments run side by side, one
+    /// invocation each (`SegmentLayout::Parallel`); 0: in turn.
+    pub parallel_segments: u32,
     pub _pad1: u32,
 }
 
@@ -40,6 +42,10 @@ pub struct LaneState {
     pub carry: [f32; 4],
     /// The current block's plain sums.
     pub block: [f32; 4],
+    /// The Kahan sums of the replication's segments done.
+    pub done: [f32; 4],
+    /// The current segment's map (`seg_map` in lindley.wgsl).
+    pub seg_map: [f32; 4],
     /// Kernel variables: Lindley (wait, previous service); Kiefer–Wolfowitz
     /// (time since the epoch, customers since the last rebase).
     pub x: f32,
@@ -205,7 +211,7 @@ mod tests {
                     lanes,
                     begin,
                     end,
-                    _pad0,
+                    parallel_segments,
                     _pad1
                 }),
             ),
@@ -216,6 +222,8 @@ mod tests {
                     sums,
                     carry,
                     block,
+                    done,
+                    seg_map,
                     x,
                     y,
                     since_rebase,

@@ -21,7 +21,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 
 use super::{hand_over, Batch, BatchOutput, Cancelled, DeviceReport, Engine, TileDone, Watch};
-use crate::contract::{Kernel, LawKind, Thinning, HIST_BINS};
+use crate::contract::{Kernel, LawKind, Thinning};
 
 mod adapter;
 mod buffers;
@@ -43,7 +43,8 @@ pub use pipelines::{
     LINDLEY_WGSL,
 };
 pub use plan::{
-    pass_customers, LOOP_BUDGET, MAX_GPU_SERVERS, MAX_PASS_CUSTOMERS, TARGET_PASS_SECONDS,
+    pass_customers, SegmentLayout, LOOP_BUDGET, MAX_GPU_SERVERS, MAX_PASS_CUSTOMERS,
+    SIDE_BY_SIDE_BELOW_REPS, TARGET_PASS_SECONDS,
 };
 
 use buffers::BatchBuffers;
@@ -90,6 +91,9 @@ pub struct GpuEngine {
     pub last_device_seconds: f64,
     /// Whether `last_device_seconds` comes from timestamp queries.
     pub timestamps: bool,
+    /// One-server segments' layout, when not the adapter's choice
+    /// ([`SegmentLayout::for_batch`]): for tests.
+    segment_layout: Option<SegmentLayout>,
 }
 
 impl GpuEngine {
@@ -104,7 +108,7 @@ impl GpuEngine {
     fn from_adapter(adapter: wgpu::Adapter) -> Result<Self> {
         let desc = AdapterDesc::from_info(&adapter.get_info());
         let limits = adapter.limits();
-        let needed = HIST_BINS * 4;
+        let needed = pipelines::workgroup_bytes_needed();
         if limits.max_compute_workgroup_storage_size < needed {
             bail!(
                 "adapter {}: {} bytes of workgroup memory, the kernels need {needed}",
@@ -151,6 +155,7 @@ impl GpuEngine {
             report,
             last_device_seconds: 0.0,
             timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
+            segment_layout: None,
         };
         // Compile the commonest pipelines now, so a broken driver fails here.
         for kernel in [Kernel::Lindley, Kernel::KieferWolfowitz] {
@@ -170,6 +175,12 @@ impl GpuEngine {
     /// for tests, which run both kernels on one adapter.
     pub fn prefer_heap_memory(&mut self, memory: HeapMemory) {
         self.pipelines.prefer(memory);
+    }
+
+    /// Run one-server replications' segments in `layout` whatever the
+    /// adapter and batch: for tests, which run both layouts on one adapter.
+    pub fn force_segment_layout(&mut self, layout: SegmentLayout) {
+        self.segment_layout = Some(layout);
     }
 }
 
@@ -216,6 +227,13 @@ impl Engine for GpuEngine {
 }
 
 impl GpuEngine {
+    /// How `batch`'s one-server segments run: as forced, else as the
+    /// adapter and the batch's size suit.
+    fn layout_for(&self, batch: &Batch) -> SegmentLayout {
+        self.segment_layout
+            .unwrap_or_else(|| SegmentLayout::for_batch(batch, self.gpu.desc.is_software))
+    }
+
     /// The batch's output and each tile's device seconds (in the batch's
     /// tile order).
     fn run_timed(&mut self, batch: &Batch, watch: Watch<'_>) -> Result<(BatchOutput, Vec<f64>)> {
@@ -227,7 +245,7 @@ impl GpuEngine {
             self.pipelines
                 .get_or_compile(&self.gpu.device, Specialization::of(p))?;
         }
-        let plan = BatchPlan::new(batch, &self.limits)?;
+        let plan = BatchPlan::new(batch, &self.limits, self.layout_for(batch))?;
         let buffers = BatchBuffers::create(&self.gpu, batch, &plan)?;
         let (tally, times) = submit::run_passes(
             &self.gpu,
@@ -243,7 +261,7 @@ impl GpuEngine {
         submit::add_to_report(&mut self.report, &tally);
         let mut tile_seconds = vec![0.0; batch.tiles.len()];
         for (pos, &orig) in plan.order.iter().enumerate() {
-            tile_seconds[orig] = times[pos];
+            tile_seconds[orig] += times[pos];
         }
         let out = readback::batch_output(&self.gpu, batch, &plan, &buffers)?;
         Ok((out, tile_seconds))

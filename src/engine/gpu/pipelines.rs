@@ -64,6 +64,14 @@ impl HeapMemory {
     }
 }
 
+/// Workgroup memory every kernel needs at most, besides a fast heap: the
+/// tile's histogram ([`HIST_BINS`] words) and what the one-server kernel's
+/// side-by-side segments exchange (lindley.wgsl: a map, sums, counts and
+/// maxima per lane, and the tile's segment count).
+pub fn workgroup_bytes_needed() -> u32 {
+    HIST_BINS * 4 + TILE_REPS * (8 + 16 + 16 + 8) + 16
+}
+
 const COMMON_WGSL: &str = include_str!("../../../shaders/common.wgsl");
 const RNG_WGSL: &str = include_str!("../../../shaders/rng.wgsl");
 const SAMPLING_WGSL: &str = include_str!("../../../shaders/sampling.wgsl");

@@ -12,7 +12,8 @@
 //!
 //! Each dispatch runs in passes of customers `[begin, end)` (the kernels save
 //! a replication's state between passes, so the numbers do not depend on how
-//! passes are cut). [`PassLength`] says how long a pass is: on a software
+//! passes are cut; where one-server segments run side by side, of steps:
+//! [`SegmentLayout`]). [`PassLength`] says how long a pass is: on a software
 //! adapter (lavapipe) [`pass_customers`], which keeps every invocation under
 //! [`LOOP_BUDGET`]; on hardware about [`TARGET_PASS_SECONDS`] of device time,
 //! from the kernel's measured rate ([`KernelRates`]).
@@ -114,6 +115,76 @@ const MAX_SPEEDUP_PER_PASS: f64 = 8.0;
 /// [`TILE_REPS`] replications in u32 bins, so a pass stays under 2^32 / 64
 /// customers per replication.
 pub const MAX_PASS_CUSTOMERS: u32 = u32::MAX / TILE_REPS;
+
+/// Replications of one-server points in a batch from which a hardware
+/// adapter runs their segments in turn rather than side by side: a quarter
+/// of the threads an H200 keeps resident (132 SMs × 2048), so a batch this
+/// large fills most GPUs without the side-by-side layout's second set of
+/// draws, and a smaller one gains up to [`MAX_SEGMENTS`] times the
+/// invocations for it.
+///
+/// [`MAX_SEGMENTS`]: crate::contract::MAX_SEGMENTS
+pub const SIDE_BY_SIDE_BELOW_REPS: u64 = 1 << 16;
+
+/// How the segments of a one-server replication ([`Segments`]) run on the
+/// device; the numbers are the same to the bit either way.
+///
+/// [`Segments`]: crate::contract::Segments
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SegmentLayout {
+    /// One invocation per replication, its segments in turn: no extra work,
+    /// the parallelism of the replications alone. What a software adapter
+    /// runs (its few cores are full with any batch).
+    InTurn,
+    /// One invocation per segment, scanned in workgroup memory: twice the
+    /// draws, a replication's time divided by its segments, and workgroups
+    /// full of a few replications' segments. What a hardware adapter runs
+    /// for batches below [`SIDE_BY_SIDE_BELOW_REPS`] one-server replications.
+    SideBySide,
+}
+
+impl SegmentLayout {
+    /// The layout for `batch` on an adapter: side by side on hardware while
+    /// the batch's one-server replications leave the device mostly idle.
+    pub fn for_batch(batch: &Batch, software: bool) -> Self {
+        let one_server_reps: u64 = batch
+            .tiles
+            .iter()
+            .filter(|t| batch.params[t.param_index as usize].segments().count > 1)
+            .map(|t| u64::from(t.rep_count))
+            .sum();
+        if software || one_server_reps >= SIDE_BY_SIDE_BELOW_REPS {
+            Self::InTurn
+        } else {
+            Self::SideBySide
+        }
+    }
+
+    /// Whether `p`'s replications run side by side in this layout.
+    pub fn side_by_side(self, p: &PointParams) -> bool {
+        self == Self::SideBySide && p.segments().count > 1
+    }
+
+    /// Steps of one invocation over a replication of `p` (the unit of a
+    /// pass's `[begin, end)`): its customers, or side by side twice a
+    /// segment (the map, then the replay).
+    pub fn steps(self, p: &PointParams) -> u32 {
+        if self.side_by_side(p) {
+            p.segments().length.saturating_mul(2)
+        } else {
+            p.warmup.saturating_add(p.customers)
+        }
+    }
+
+    /// Replications of `p` one workgroup holds: all the segments of each.
+    pub fn reps_per_tile(self, p: &PointParams) -> u32 {
+        if self.side_by_side(p) {
+            TILE_REPS / p.segments().count
+        } else {
+            TILE_REPS
+        }
+    }
+}
 
 /// How one adapter's passes are cut.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -245,8 +316,11 @@ pub(super) struct DispatchPlan {
     /// [`loop_cost_per_customer`] over the tiles' points), which scales the
     /// kernel's measured rate to this dispatch.
     pub cost: u64,
-    /// Longest replication (warm-up included) among the tiles.
+    /// Most steps among the tiles' replications ([`SegmentLayout::steps`]:
+    /// customers, warm-up included, unless segments run side by side).
     pub max_total: u32,
+    /// Whether one-server segments run side by side.
+    pub layout: SegmentLayout,
 }
 
 /// Bytes of binding 6 for `lanes` replications of `kernel`: the
@@ -291,9 +365,11 @@ impl DispatchPlan {
 
 /// How a batch runs on the device, and the sizes of the buffers it needs.
 pub(super) struct BatchPlan {
-    /// `order[pos]`: the index in `batch.tiles` of the tile run at `pos`.
+    /// `order[pos]`: the index in `batch.tiles` of the tile run at `pos`
+    /// (several consecutive positions where the layout splits a tile so
+    /// that a workgroup holds all of its replications' segments).
     pub order: Vec<usize>,
-    /// The batch's tiles in that order.
+    /// The batch's tiles in that order, split where `order` says.
     pub tiles: Vec<Tile>,
     pub dispatches: Vec<DispatchPlan>,
     /// Bytes of the results: one [`RepResult`] per lane of every tile.
@@ -307,16 +383,31 @@ pub(super) struct BatchPlan {
 }
 
 impl BatchPlan {
-    pub fn new(batch: &Batch, limits: &wgpu::Limits) -> Result<Self> {
+    pub fn new(batch: &Batch, limits: &wgpu::Limits, layout: SegmentLayout) -> Result<Self> {
         // Group tiles by pipeline, then by queue size, so each dispatch is
         // uniform and a split by memory falls between queue sizes.
-        let mut order: Vec<usize> = (0..batch.tiles.len()).collect();
+        let mut sorted: Vec<usize> = (0..batch.tiles.len()).collect();
         let key = |i: usize| {
             let p = &batch.params[batch.tiles[i].param_index as usize];
             (Specialization::of(p), p.servers)
         };
-        order.sort_by_key(|&i| key(i));
-        let tiles: Vec<_> = order.iter().map(|&i| batch.tiles[i]).collect();
+        sorted.sort_by_key(|&i| key(i));
+        let (mut order, mut tiles) = (Vec::new(), Vec::new());
+        for i in sorted {
+            let tile = batch.tiles[i];
+            let per_tile = layout.reps_per_tile(&batch.params[tile.param_index as usize]);
+            let mut start = 0;
+            while start < tile.rep_count {
+                let count = per_tile.min(tile.rep_count - start);
+                order.push(i);
+                tiles.push(Tile {
+                    rep_start: tile.rep_start + start,
+                    rep_count: count,
+                    ..tile
+                });
+                start += count;
+            }
+        }
 
         let results_bytes =
             (tiles.len() as u64) * u64::from(TILE_REPS) * std::mem::size_of::<RepResult>() as u64;
@@ -329,7 +420,7 @@ impl BatchPlan {
         let mem_budget = max_binding
             .min(limits.max_buffer_size)
             .min(MAX_BINDING_BYTES);
-        let dispatches = plan_dispatches(batch.params, &tiles, mem_budget)?;
+        let dispatches = plan_dispatches(batch.params, &tiles, mem_budget, layout)?;
         let max_lanes = dispatches
             .iter()
             .map(DispatchPlan::lanes)
@@ -380,6 +471,7 @@ fn plan_dispatches(
     params: &[PointParams],
     tiles: &[Tile],
     mem_budget: u64,
+    layout: SegmentLayout,
 ) -> Result<Vec<DispatchPlan>> {
     let mut plans: Vec<DispatchPlan> = Vec::new();
     let mut i = 0usize;
@@ -395,6 +487,7 @@ fn plan_dispatches(
             loop_budget_pass: u32::MAX,
             cost: 1,
             max_total: 0,
+            layout,
         };
         while i < tiles.len() {
             let p = &params[tiles[i].param_index as usize];
@@ -437,7 +530,7 @@ fn plan_dispatches(
             plan.max_words = words;
             plan.loop_budget_pass = plan.loop_budget_pass.min(pass_customers(p));
             plan.cost = plan.cost.max(loop_cost_per_customer(p));
-            plan.max_total = plan.max_total.max(p.warmup + p.customers);
+            plan.max_total = plan.max_total.max(layout.steps(p));
             i += 1;
         }
         plans.push(plan);

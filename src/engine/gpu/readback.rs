@@ -22,15 +22,23 @@ pub(super) fn batch_output(
     if gpu.is_lost() {
         bail!("device lost on {} while reading results", gpu.desc.name);
     }
-    // Undo the reordering: results in the caller's tile order.
-    let mut position = vec![0usize; plan.tiles.len()];
+    // Undo the reordering (and the splitting of tiles whose replications'
+    // segments run side by side): results in the caller's tile order.
+    let mut positions = vec![Vec::new(); batch.tiles.len()];
     for (pos, &orig) in plan.order.iter().enumerate() {
-        position[orig] = pos;
+        positions[orig].push(pos);
     }
     let mut out = BatchOutput::empty(batch.slots, batch.total_reps());
     for (orig, tile) in batch.tiles.iter().enumerate() {
-        let base = position[orig] * TILE_REPS as usize;
-        let reps = &raw_results[base..base + tile.rep_count as usize];
+        let reps: Vec<RepResult> = positions[orig]
+            .iter()
+            .flat_map(|&pos| {
+                let base = pos * TILE_REPS as usize;
+                raw_results[base..base + plan.tiles[pos].rep_count as usize].iter()
+            })
+            .copied()
+            .collect();
+        debug_assert_eq!(reps.len(), tile.rep_count as usize);
         let p = &batch.params[tile.param_index as usize];
         // (A dispatch replication whose queues overflowed stops early on
         // purpose: `sweep` reports it.)
@@ -46,7 +54,7 @@ pub(super) fn batch_output(
                 p.customers
             );
         }
-        out.reps.extend_from_slice(reps);
+        out.reps.extend_from_slice(&reps);
     }
     // Each bin is a u64 as (low, high) words (`hist_flush` in common.wgsl).
     for (dst, words) in out

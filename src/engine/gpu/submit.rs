@@ -16,7 +16,7 @@ use anyhow::{anyhow, bail, Result};
 use super::buffers::BatchBuffers;
 use super::layout::DispatchInfo;
 use super::pipelines::PipelineCache;
-use super::plan::{BatchPlan, DispatchPlan, KernelRates};
+use super::plan::{BatchPlan, DispatchPlan, KernelRates, SegmentLayout};
 use super::timer::{PassTimer, PASSES_IN_FLIGHT, PASSES_PER_READ};
 use super::OpenDevice;
 use crate::contract::{Kernel, PointParams, TILE_REPS};
@@ -115,13 +115,17 @@ impl Shares<'_> {
         begin: u32,
         end: u32,
     ) -> impl Iterator<Item = (usize, f64)> + '_ {
-        let first = dispatch.tile_offset as usize;
+        let (first, layout) = (dispatch.tile_offset as usize, dispatch.layout);
         (first..first + dispatch.tiles as usize).map(move |i| {
             let t = &self.plan.tiles[i];
             let p = &self.params[t.param_index as usize];
+            // Steps stand for customers in proportion (side by side, a
+            // replication's 2 × segment-length steps run all its customers).
             let total = p.warmup.saturating_add(p.customers);
-            let n = end.min(total).saturating_sub(begin);
-            (i, f64::from(n) * f64::from(t.rep_count))
+            let steps = layout.steps(p).max(1);
+            let n = end.min(steps).saturating_sub(begin);
+            let customers = f64::from(n) * f64::from(total) / f64::from(steps);
+            (i, customers * f64::from(t.rep_count))
         })
     }
 }
@@ -147,7 +151,7 @@ impl Pass<'_, '_> {
             lanes: d.tiles * TILE_REPS,
             begin: self.begin,
             end: self.end,
-            _pad0: 0,
+            parallel_segments: u32::from(d.layout == SegmentLayout::SideBySide),
             _pad1: 0,
         }
     }

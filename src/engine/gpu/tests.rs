@@ -5,9 +5,9 @@
 use std::path::Path;
 
 use super::buffers::BatchBuffers;
-use super::plan::{BatchPlan, KernelRates, PassLength, TARGET_PASS_SECONDS};
+use super::plan::{BatchPlan, KernelRates, PassLength, SegmentLayout, TARGET_PASS_SECONDS};
 use super::*;
-use crate::contract::{PointParams, Tile, HIST_WORDS_PER_BIN};
+use crate::contract::{Kernel, PointParams, Tile, HIST_WORDS_PER_BIN};
 use crate::engine::schedule::tiles_for_point;
 
 /// A spec's points as one batch: parameters, tiles, table, slots.
@@ -60,28 +60,44 @@ fn large_gpu_limits() -> wgpu::Limits {
 #[test]
 fn the_default_study_runs_each_pipeline_in_one_dispatch_on_a_large_gpu() {
     let owned = OwnedBatch::from_toml(crate::spec::SEED_TOML);
-    let plan = BatchPlan::new(&owned.batch(), &large_gpu_limits()).unwrap();
+    // A hardware adapter runs the default study's one-server segments side
+    // by side (5120 replications leave a large GPU idle otherwise).
+    let layout = SegmentLayout::for_batch(&owned.batch(), false);
+    assert_eq!(layout, SegmentLayout::SideBySide);
+    let plan = BatchPlan::new(&owned.batch(), &large_gpu_limits(), layout).unwrap();
     let mut specs: Vec<Specialization> = owned.params.iter().map(Specialization::of).collect();
     specs.sort();
     specs.dedup();
     // One dispatch per pipeline group, holding all of its tiles: every
     // replication of the group in flight at once.
     assert_eq!(plan.dispatches.len(), specs.len());
+    let reps = |tiles: &mut dyn Iterator<Item = &Tile>| -> u64 {
+        tiles.map(|t| u64::from(t.rep_count)).sum()
+    };
     for (d, spec) in plan.dispatches.iter().zip(&specs) {
         assert_eq!(d.spec, *spec);
-        let group_tiles = owned
-            .tiles
-            .iter()
-            .filter(|t| Specialization::of(&owned.params[t.param_index as usize]) == *spec)
-            .count();
-        assert_eq!(d.tiles as usize, group_tiles, "{spec:?}");
+        let in_group =
+            |t: &&Tile| Specialization::of(&owned.params[t.param_index as usize]) == *spec;
+        let group_reps = reps(&mut owned.tiles.iter().filter(in_group));
+        let first = d.tile_offset as usize;
+        let dispatch_tiles = &plan.tiles[first..first + d.tiles as usize];
+        assert_eq!(reps(&mut dispatch_tiles.iter()), group_reps, "{spec:?}");
+        // One-server points: a workgroup per two replications' 32
+        // segments, every invocation busy.
+        if spec.kernel == Kernel::Lindley {
+            let segments = owned.params[dispatch_tiles[0].param_index as usize]
+                .segments()
+                .count;
+            assert_eq!(segments, 32);
+            assert_eq!(d.invocations(), group_reps * u64::from(segments));
+        }
     }
     assert_eq!(
         plan.dispatches
             .iter()
             .map(|d| d.tiles as usize)
             .sum::<usize>(),
-        owned.tiles.len()
+        plan.tiles.len()
     );
 
     // Passes: lavapipe's loop budget against a hardware adapter measured at
@@ -118,8 +134,9 @@ fn only_memory_splits_a_pipeline_group() {
         max_storage_buffer_binding_size: 32 << 20,
         ..large_gpu_limits()
     };
-    let plan = BatchPlan::new(&owned.batch(), &small).unwrap();
-    let large = BatchPlan::new(&owned.batch(), &large_gpu_limits()).unwrap();
+    let layout = SegmentLayout::InTurn;
+    let plan = BatchPlan::new(&owned.batch(), &small, layout).unwrap();
+    let large = BatchPlan::new(&owned.batch(), &large_gpu_limits(), layout).unwrap();
     assert!(plan.dispatches.len() > large.dispatches.len());
     let mut next = 0;
     for d in &plan.dispatches {
@@ -127,7 +144,7 @@ fn only_memory_splits_a_pipeline_group() {
         next += d.tiles;
         assert!(d.heap_bytes() <= 32 << 20);
     }
-    assert_eq!(next as usize, owned.tiles.len());
+    assert_eq!(next as usize, plan.tiles.len());
     // Split only where the next tile would not fit.
     for pair in plan.dispatches.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
@@ -144,7 +161,8 @@ fn only_memory_splits_a_pipeline_group() {
 #[test]
 fn timed_passes_start_conservatively_adapt_and_stop_at_the_end() {
     let owned = OwnedBatch::from_toml(crate::spec::SEED_TOML);
-    let plan = BatchPlan::new(&owned.batch(), &large_gpu_limits()).unwrap();
+    let layout = SegmentLayout::InTurn;
+    let plan = BatchPlan::new(&owned.batch(), &large_gpu_limits(), layout).unwrap();
     let d = &plan.dispatches[0];
     let mut rates = KernelRates::new(PassLength::Timed);
     let first = rates.pass_end(d, 0);
@@ -199,7 +217,7 @@ fn run_prefilled(gpu: &mut GpuEngine, batch: &Batch, hist: &[u32]) -> BatchOutpu
             .get_or_compile(&gpu.gpu.device, Specialization::of(p))
             .unwrap();
     }
-    let plan = BatchPlan::new(batch, &gpu.limits).unwrap();
+    let plan = BatchPlan::new(batch, &gpu.limits, gpu.layout_for(batch)).unwrap();
     let buffers = BatchBuffers::create(&gpu.gpu, batch, &plan).unwrap();
     gpu.gpu
         .queue
@@ -308,7 +326,7 @@ fn the_device_report_counts_dispatches_passes_and_lanes() {
         return;
     };
     let owned = OwnedBatch::from_toml(MIXED);
-    let plan = BatchPlan::new(&owned.batch(), &gpu.limits).unwrap();
+    let plan = BatchPlan::new(&owned.batch(), &gpu.limits, gpu.layout_for(&owned.batch())).unwrap();
     let expected_passes = plan.passes(&gpu.rates);
     gpu.run(&owned.batch()).unwrap();
     let report = gpu.device_report().unwrap();
@@ -329,4 +347,60 @@ fn the_device_report_counts_dispatches_passes_and_lanes() {
     );
     assert!(report.device_seconds > 0.0);
     assert_eq!(report.adapter, gpu.label());
+}
+
+/// One-server points long enough for segments (4 of 5250 customers, the
+/// warm-up ending inside the first), with reps that leave partial tiles.
+const SEGMENTED: &str = "[sweep]\nrouting = [\"random\", \"round_robin\"]\nservers = [4]\n\
+                         rho = [0.9]\nservice = [\"exp(mean=1)\", \"weibull(shape=0.5, mean=1)\"]\n\n\
+                         [run]\nreps = 37\ncustomers = 20000\nwarmup = 1000\nseed = 11\n";
+
+#[test]
+fn segment_layouts_and_pass_cutting_agree_to_the_bit() {
+    let Some(mut gpu) = gpu_or_skip("segment_layouts_and_pass_cutting_agree_to_the_bit") else {
+        return;
+    };
+    let owned = OwnedBatch::from_toml(SEGMENTED);
+    let batch = owned.batch();
+    let segments = owned.params[0].segments();
+    assert_eq!((segments.count, segments.length), (4, 5250));
+    // Within lavapipe's loop budget for every point.
+    let shortest = owned.params.iter().map(pass_customers).min().unwrap();
+    assert!(shortest >= 1999, "{shortest}");
+    let mut outputs = Vec::new();
+    for (layout, length) in [
+        (
+            SegmentLayout::InTurn,
+            PassLength::for_adapter(gpu.adapter()),
+        ),
+        (
+            SegmentLayout::SideBySide,
+            PassLength::for_adapter(gpu.adapter()),
+        ),
+        // Passes ending on a segment's end (in turn), on the scan's step
+        // (5250) and the sums' (10500) side by side, and passes straddling
+        // them.
+        (SegmentLayout::InTurn, PassLength::Fixed(1750)),
+        (SegmentLayout::SideBySide, PassLength::Fixed(1750)),
+        (SegmentLayout::SideBySide, PassLength::Fixed(1050)),
+        (SegmentLayout::SideBySide, PassLength::Fixed(1999)),
+    ] {
+        gpu.force_segment_layout(layout);
+        gpu.rates.pass_length = length;
+        outputs.push((layout, length, gpu.run(&batch).unwrap()));
+    }
+    let (l0, p0, first) = &outputs[0];
+    assert_eq!(first.reps.len(), 4 * 37);
+    assert!(first.reps.iter().all(|r| r.customers == 20_000));
+    for (layout, length, out) in &outputs[1..] {
+        assert_eq!(
+            bytemuck::cast_slice::<_, u32>(&first.reps),
+            bytemuck::cast_slice::<_, u32>(&out.reps),
+            "{l0:?} {p0:?} vs {layout:?} {length:?}"
+        );
+        assert_eq!(
+            first.hist, out.hist,
+            "{l0:?} {p0:?} vs {layout:?} {length:?}"
+        );
+    }
 }
