@@ -121,15 +121,19 @@ impl Counter<'_> {
         &self.module.functions[h]
     }
 
-    /// The last loop of `block` (outside other loops) whose body records a
-    /// customer: the customer loop of `simulate`.
+    /// The last innermost loop of `block` whose body records a customer:
+    /// the customer loop of `simulate`.
     fn customer_loop<'b>(&self, block: &'b Block) -> Option<(&'b Block, &'b Block)> {
         let mut found = None;
         for s in block.iter() {
             match s {
+                // The innermost such loop: the one-server kernel runs its
+                // customers in a loop per segment.
                 Statement::Loop {
                     body, continuing, ..
-                } if self.calls(body, "rec_record") => found = Some((body, continuing)),
+                } if self.calls(body, "rec_record") => {
+                    found = self.customer_loop(body).or(Some((body, continuing)))
+                }
                 Statement::Block(b) => found = self.customer_loop(b).or(found),
                 Statement::If { accept, reject, .. } => {
                     found = self
