@@ -245,6 +245,9 @@ pub use crate::engine::MAX_CALL_SECONDS;
 /// Replications a measurement grows to before it lengthens them: enough
 /// invocations to fill a large GPU (an H200 holds about 270,000 threads).
 pub const MAX_BENCH_REPS: u32 = 1 << 18;
+// Customers grow (past one segment) only at MAX_BENCH_REPS, where a GPU runs
+// one-server segments in turn, as the op counts assume.
+const _: () = assert!(MAX_BENCH_REPS as u64 >= crate::engine::gpu::SIDE_BY_SIDE_BELOW_REPS);
 
 /// Customers `engine` simulates of `case` in about `seconds`: the call is
 /// grown from a small probe — replications first (to fill a wide device),
@@ -390,11 +393,17 @@ pub fn run(opts: &BenchOptions, on_case: &mut dyn FnMut(&BenchRow)) -> Result<Be
         if opts.only.as_deref().is_some_and(|o| !case.name.contains(o)) {
             continue;
         }
-        // The CPU engine is the kernels' twin: the same operations.
-        let ops_per_customer = crate::engine::opcount::ops_per_customer(
-            &Specialization::of(&case.params).source(HeapMemory::Workgroup),
-            &case.params,
-        );
+        // The CPU engine is the kernels' twin: the same operations as the
+        // kernel with its heap in private memory (the CPU's sift runs on a
+        // stack array); the GPU's count is of the source it compiled (its
+        // heap where the adapter keeps it). Measurements grow replications
+        // past SIDE_BY_SIDE_BELOW_REPS before lengthening them, so one-server
+        // segments run in turn, as counted.
+        let ops_per_customer = |source: &str| {
+            crate::engine::opcount::ops_per_customer(source, &case.params)
+        };
+        let cpu_ops =
+            ops_per_customer(&Specialization::of(&case.params).source(HeapMemory::Private));
         let mut cpu_rate = None;
         if let Some(cpu) = cpu.as_mut() {
             let Measured {
@@ -414,7 +423,7 @@ pub fn run(opts: &BenchOptions, on_case: &mut dyn FnMut(&BenchRow)) -> Result<Be
                 device_seconds: None,
                 customers_per_s: rate,
                 ratio_to_cpu: Some(1.0),
-                ops_per_customer,
+                ops_per_customer: cpu_ops,
                 peak_ops_per_s: cpu_peak,
             });
         }
@@ -437,7 +446,7 @@ pub fn run(opts: &BenchOptions, on_case: &mut dyn FnMut(&BenchRow)) -> Result<Be
                 device_seconds,
                 customers_per_s: rate,
                 ratio_to_cpu: cpu_rate.map(|c| rate / c),
-                ops_per_customer,
+                ops_per_customer: ops_per_customer(&gpu.kernel_source(&case.params)),
                 peak_ops_per_s: gpu_peak,
             });
         }

@@ -177,6 +177,13 @@ impl GpuEngine {
         self.pipelines.prefer(memory);
     }
 
+    /// The WGSL this engine compiles for `p`'s pipeline (its fast heap
+    /// where this adapter keeps it): what `qsweep bench` counts operations
+    /// of.
+    pub fn kernel_source(&self, p: &crate::contract::PointParams) -> String {
+        self.pipelines.source(&Specialization::of(p))
+    }
+
     /// Run one-server replications' segments in `layout` whatever the
     /// adapter and batch: for tests, which run both layouts on one adapter.
     pub fn force_segment_layout(&mut self, layout: SegmentLayout) {
@@ -240,7 +247,7 @@ impl GpuEngine {
         if batch.tiles.is_empty() {
             return Ok((BatchOutput::empty(batch.slots, 0), Vec::new()));
         }
-        plan::check_gpu_limits(batch.params)?;
+        plan::check_gpu_limits(batch.params, self.gpu.desc.is_software)?;
         for p in batch.params {
             self.pipelines
                 .get_or_compile(&self.gpu.device, Specialization::of(p))?;

@@ -214,10 +214,16 @@ impl PipelineCache {
         if let Some(p) = self.compiled.get(&spec) {
             return Ok(p.clone());
         }
-        let memory = HeapMemory::for_adapter(spec.fast_heap, self.workgroup_bytes, self.preferred);
-        let p = compile(device, spec.name(), &spec.source(memory))?;
+        let p = compile(device, spec.name(), &self.source(&spec))?;
         self.compiled.insert(spec, p.clone());
         Ok(p)
+    }
+
+    /// The source [`Self::get_or_compile`] compiles for `spec` on this
+    /// device: its fast heap where [`HeapMemory::for_adapter`] puts it.
+    pub fn source(&self, spec: &Specialization) -> String {
+        let memory = HeapMemory::for_adapter(spec.fast_heap, self.workgroup_bytes, self.preferred);
+        spec.source(memory)
     }
 
     /// A pipeline [`Self::get_or_compile`] has compiled.

@@ -404,3 +404,17 @@ fn segment_layouts_and_pass_cutting_agree_to_the_bit() {
         );
     }
 }
+
+#[test]
+fn only_a_software_adapter_refuses_a_customer_over_its_loop_cap() {
+    // lwl over 60000 servers: one customer scans them all, past lavapipe's
+    // LOOP_BUDGET; a hardware adapter's timed passes take it.
+    let owned = OwnedBatch::from_toml(
+        "[sweep]\nrouting = [\"lwl\"]\nservers = [60000]\nrho = [0.5]\n\
+         service = [\"exp(mean=1)\"]\n\n[run]\nreps = 4\ncustomers = 10\nwarmup = 0\n",
+    );
+    assert!(crate::contract::costs::loop_cost_per_customer(&owned.params[0]) > LOOP_BUDGET);
+    let err = super::plan::check_gpu_limits(&owned.params, true).unwrap_err();
+    assert!(err.to_string().contains("--backend cpu"), "{err}");
+    super::plan::check_gpu_limits(&owned.params, false).unwrap();
+}
