@@ -5,10 +5,13 @@
 #   adapters.txt, nvidia-smi.txt   what the machine and wgpu see;
 #   gpu_matches_cpu.txt            the GPU-vs-CPU agreement tests, with
 #                                  QSWEEP_REQUIRE_GPU=1 (they cannot skip);
-#   seed-{gpu,gpu2,cpu}.csv        the default study on the GPU twice and on
-#                                  the CPU, with their .meta.json;
+#   seed-{gpu,gpu2,gpu-in-turn,cpu}.csv
+#                                  the default study on the GPU twice, once
+#                                  more with one-server segments in turn
+#                                  (QSWEEP_SEGMENT_LAYOUT), and on the CPU,
+#                                  with their .meta.json;
 #   compare.txt                    GPU vs CPU means within their CIs, and
-#                                  the two GPU runs identical apart from the
+#                                  the GPU runs identical apart from the
 #                                  timing columns;
 #   bench.csv, bench.txt           `qsweep bench` on every backend;
 #   summary.txt                    one line per step, PASS or FAIL.
@@ -45,12 +48,15 @@ cat "$bin/REVISION" > "$out/revision.txt" 2>/dev/null || true
 (nvidia-smi || true) > "$out/nvidia-smi.txt" 2>&1
 step adapters sh -c "'$qsweep' adapters > '$out/adapters.txt' 2>&1"
 step gpu_matches_cpu sh -c "QSWEEP_REQUIRE_GPU=1 '$bin/gpu_matches_cpu' --test-threads 1 > '$out/gpu_matches_cpu.txt' 2>&1"
-run_study() { # run_study NAME BACKEND
-    timeout 240 "$qsweep" run --quiet --force --backend "$2" "${small[@]}" -o "$out/$1.csv" \
+run_study() { # run_study NAME BACKEND [QSWEEP_SEGMENT_LAYOUT]
+    QSWEEP_SEGMENT_LAYOUT=${3:-} timeout 240 "$qsweep" run --quiet --force --backend "$2" "${small[@]}" -o "$out/$1.csv" \
         > "$out/$1.stdout" 2> "$out/$1.stderr"
 }
 step seed-gpu run_study seed-gpu gpu
 step seed-gpu-again run_study seed-gpu2 gpu
+# One-server segments in turn, one invocation per replication (on hardware
+# the default runs them side by side): the same numbers, another time.
+step seed-gpu-in-turn run_study seed-gpu-in-turn gpu in-turn
 step seed-cpu run_study seed-cpu cpu
 
 # The CSV with commas inside quoted fields (the backend's name, laws)
@@ -82,8 +88,12 @@ without_timing() { # the CSV without backend, seconds, customers_per_s
 identical_gpu_runs() {
     diff <(without_timing "$out/seed-gpu.csv") <(without_timing "$out/seed-gpu2.csv") >> "$out/compare.txt"
 }
+identical_layouts() {
+    diff <(without_timing "$out/seed-gpu.csv") <(without_timing "$out/seed-gpu-in-turn.csv") >> "$out/compare.txt"
+}
 step means-agree compare_means
 step gpu-runs-identical identical_gpu_runs
+step segment-layouts-identical identical_layouts
 step bench sh -c "timeout 240 '$qsweep' bench --seconds 1 -o '$out/bench.csv' --force > '$out/bench.txt' 2>&1"
 echo "$failed failed" | tee -a "$summary"
 exit "$failed"

@@ -155,7 +155,7 @@ impl GpuEngine {
             report,
             last_device_seconds: 0.0,
             timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
-            segment_layout: None,
+            segment_layout: segment_layout_from_env()?,
         };
         // Compile the commonest pipelines now, so a broken driver fails here.
         for kernel in [Kernel::Lindley, Kernel::KieferWolfowitz] {
@@ -272,6 +272,21 @@ impl GpuEngine {
         }
         let out = readback::batch_output(&self.gpu, batch, &plan, &buffers)?;
         Ok((out, tile_seconds))
+    }
+}
+
+/// `QSWEEP_SEGMENT_LAYOUT` (`in-turn` or `side-by-side`), which forces the
+/// one-server segments' layout on every batch: for the hardware check
+/// (`scripts/gpu-check.sh`), which runs the default study both ways and
+/// requires the same numbers. Unset: the adapter's and batch's choice.
+fn segment_layout_from_env() -> Result<Option<SegmentLayout>> {
+    match std::env::var("QSWEEP_SEGMENT_LAYOUT").as_deref() {
+        Err(_) | Ok("") => Ok(None),
+        Ok("in-turn") => Ok(Some(SegmentLayout::InTurn)),
+        Ok("side-by-side") => Ok(Some(SegmentLayout::SideBySide)),
+        Ok(other) => bail!(
+            "QSWEEP_SEGMENT_LAYOUT: expected in-turn or side-by-side, got {other:?}"
+        ),
     }
 }
 
