@@ -270,6 +270,10 @@ pub fn measure_for(engine: &mut dyn Engine, case: &BenchCase, seconds: f64) -> R
         engine.run(&batch)?;
         Ok((t.elapsed().as_secs_f64(), engine.device_seconds()))
     };
+    // A warm-up call, not timed: it compiles the case's pipeline, which on
+    // a software adapter can take longer than a full-sized call, and would
+    // otherwise end the sizing at its first, tiny probe.
+    call(reps, customers)?;
     let mut m = Measured::default();
     loop {
         let (secs, device) = call(reps, customers)?;
