@@ -403,9 +403,8 @@ pub fn run(opts: &BenchOptions, on_case: &mut dyn FnMut(&BenchRow)) -> Result<Be
         // heap where the adapter keeps it). Measurements grow replications
         // past SIDE_BY_SIDE_BELOW_REPS before lengthening them, so one-server
         // segments run in turn, as counted.
-        let ops_per_customer = |source: &str| {
-            crate::engine::opcount::ops_per_customer(source, &case.params)
-        };
+        let ops_per_customer =
+            |source: &str| crate::engine::opcount::ops_per_customer(source, &case.params);
         let cpu_ops =
             ops_per_customer(&Specialization::of(&case.params).source(HeapMemory::Private));
         let mut cpu_rate = None;

@@ -283,6 +283,49 @@ fn gpu_mm1_random_routing_matches_exact_mm1() {
     }
 }
 
+/// One-server replications cut into segments and run side by side (the
+/// hardware layout, forced here on whatever adapter opens): M/M/1 and, with
+/// random routing to 10 dynos, M/D/1 after thinning (Pollaczek–Khinchine),
+/// at ρ = 0.8, 256 replications of 2000 discarded + 30 000 recorded
+/// customers, 4 segments of 8000 (the scan's exactness itself is checked
+/// customer by customer in `engine::cpu::lindley`'s unit test, and the
+/// layouts' bit-identity in the GPU engine's).
+#[test]
+fn gpu_segments_side_by_side_match_exact_one_server_queues() {
+    let Some(mut gpu) =
+        common::gpu_or_skip("gpu_segments_side_by_side_match_exact_one_server_queues")
+    else {
+        return;
+    };
+    gpu.force_segment_layout(qsweep::engine::gpu::SegmentLayout::SideBySide);
+    let mm1 = spec(
+        "\"random\"",
+        "1",
+        "1",
+        0.8,
+        "exp(mean=1)",
+        256,
+        30_000,
+        2_000,
+        207,
+    );
+    for (g, s) in check_exact(&mm1, &mut gpu, "exact:mm1", 0.10) {
+        assert_p_wait(&g, &s, g.rho);
+    }
+    let md1 = spec(
+        "\"random\"",
+        "10",
+        "1",
+        0.8,
+        "det(value=1)",
+        256,
+        30_000,
+        2_000,
+        208,
+    );
+    check_exact(&md1, &mut gpu, "exact:md1", 0.10);
+}
+
 /// M/M/51 on the multi-server kernel at ρ = 0.9 (relaxation ≈ 340
 /// customers): 4096 replications of 1200 discarded + 800 recorded.
 #[test]

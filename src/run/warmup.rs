@@ -39,7 +39,10 @@
 //! Each point gets a pilot on the CPU reference engine, whatever backend
 //! runs the point itself: replications 0..K of the run (the same streams:
 //! a replication's first customers do not depend on its warm-up or length,
-//! and the CPU engine draws what the GPU draws), started empty, every
+//! and the CPU engine draws what the GPU draws; a one-server replication's
+//! first segment, at least 4096 customers, is the same whatever its length,
+//! and past it the pilot's segments are cut for the pilot's own length, the
+//! same process from other streams), started empty, every
 //! customer's wait recorded (see `cpu::lindley_traced`), averaged over the
 //! replications customer by customer; MSER-5 runs on that average.
 //! - Length L: the run's customers per replication, clamped to

@@ -284,9 +284,9 @@ fn segment_layout_from_env() -> Result<Option<SegmentLayout>> {
         Err(_) | Ok("") => Ok(None),
         Ok("in-turn") => Ok(Some(SegmentLayout::InTurn)),
         Ok("side-by-side") => Ok(Some(SegmentLayout::SideBySide)),
-        Ok(other) => bail!(
-            "QSWEEP_SEGMENT_LAYOUT: expected in-turn or side-by-side, got {other:?}"
-        ),
+        Ok(other) => {
+            bail!("QSWEEP_SEGMENT_LAYOUT: expected in-turn or side-by-side, got {other:?}")
+        }
     }
 }
 
