@@ -937,8 +937,8 @@ pub fn size(args: &SizeArgs) -> Result<()> {
     // spec without it loads); unstable values are skipped by the search.
     let mut sweep = args.sweep.clone();
     match over {
-        Over::Servers => sweep.servers = vec!["1".into()],
-        Over::Workers => sweep.workers = vec!["1".into()],
+        Over::Servers => sweep.axes.servers = vec!["1".into()],
+        Over::Workers => sweep.axes.workers = vec!["1".into()],
     }
     sweep.out = None;
     sweep.allow_unstable = true;
@@ -950,8 +950,8 @@ pub fn size(args: &SizeArgs) -> Result<()> {
         }
     };
     let given = match over {
-        Over::Servers => !args.sweep.servers.is_empty(),
-        Over::Workers => !args.sweep.workers.is_empty(),
+        Over::Servers => !args.sweep.axes.servers.is_empty(),
+        Over::Workers => !args.sweep.axes.workers.is_empty(),
     };
     if given {
         say(&format!(

@@ -46,10 +46,13 @@ impl Engine for FailOne {
 
 fn sweep_args(out: Option<&Path>) -> SweepArgs {
     SweepArgs {
-        routing: vec!["random,jsq".into()],
-        servers: vec!["2,3".into()],
-        rho: vec!["0.7".into()],
-        service: vec!["exp(mean=1)".into()],
+        axes: qsweep::spec::AxisArgs {
+            routing: vec!["random,jsq".into()],
+            servers: vec!["2,3".into()],
+            rho: vec!["0.7".into()],
+            service: vec!["exp(mean=1)".into()],
+            ..qsweep::spec::AxisArgs::default()
+        },
         reps: Some("16".into()),
         customers: Some("2000".into()),
         warmup: Some("200".into()),

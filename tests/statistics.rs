@@ -644,10 +644,13 @@ fn mser5_finds_a_known_transient() {
 #[test]
 fn warmup_auto_is_longer_near_saturation() {
     let args = SweepArgs {
-        routing: vec!["random,central".into()],
-        servers: vec!["1,10".into()],
-        rho: vec!["0.5,0.98".into()],
-        service: vec!["exp(mean=1)".into()],
+        axes: qsweep::spec::AxisArgs {
+            routing: vec!["random,central".into()],
+            servers: vec!["1,10".into()],
+            rho: vec!["0.5,0.98".into()],
+            service: vec!["exp(mean=1)".into()],
+            ..qsweep::spec::AxisArgs::default()
+        },
         customers: Some("100000".into()),
         warmup: Some("auto".into()),
         seed: Some("7".into()),

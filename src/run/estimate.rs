@@ -602,10 +602,13 @@ mod tests {
 
     fn args(routing: &str, servers: &str) -> SweepArgs {
         SweepArgs {
-            routing: vec![routing.into()],
-            servers: vec![servers.into()],
-            rho: vec!["0.5".into()],
-            service: vec!["exp(mean=1)".into()],
+            axes: crate::spec::AxisArgs {
+                routing: vec![routing.into()],
+                servers: vec![servers.into()],
+                rho: vec!["0.5".into()],
+                service: vec!["exp(mean=1)".into()],
+                ..crate::spec::AxisArgs::default()
+            },
             reps: Some("16".into()),
             customers: Some("1000".into()),
             warmup: Some("0".into()),

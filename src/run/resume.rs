@@ -593,10 +593,13 @@ mod tests {
 
     fn tiny() -> Spec {
         let args = SweepArgs {
-            servers: vec!["1,2,3".into()],
-            routing: vec!["random".into()],
-            lambda: vec!["0.5".into()],
-            service: vec!["exp(mean=0.2)".into()],
+            axes: crate::spec::AxisArgs {
+                servers: vec!["1,2,3".into()],
+                routing: vec!["random".into()],
+                lambda: vec!["0.5".into()],
+                service: vec!["exp(mean=0.2)".into()],
+                ..crate::spec::AxisArgs::default()
+            },
             // Over half a call's replications a point: the first call ends
             // inside point 1, the failing second one holds points 1 and 2.
             reps: Some((crate::run::CHUNK_REPS / 2 + 1).to_string()),

@@ -1114,10 +1114,13 @@ mod tests {
 
     fn spec(extra: impl FnOnce(&mut SweepArgs)) -> Spec {
         let mut a = SweepArgs {
-            routing: vec!["random,central,jsq".into()],
-            servers: vec!["1,3".into()],
-            rho: vec!["0.7".into()],
-            service: vec!["exp(mean=1)".into()],
+            axes: crate::spec::AxisArgs {
+                routing: vec!["random,central,jsq".into()],
+                servers: vec!["1,3".into()],
+                rho: vec!["0.7".into()],
+                service: vec!["exp(mean=1)".into()],
+                ..crate::spec::AxisArgs::default()
+            },
             reps: Some("37".into()),
             customers: Some("300".into()),
             warmup: Some("20".into()),
@@ -1245,19 +1248,19 @@ mod tests {
         // heavy one, a few of whose replications do (so both ways of
         // running overflowed replications again are used).
         let unstable = |a: &mut SweepArgs| {
-            a.routing = vec!["jsq,random".into()];
-            a.servers = vec!["2".into()];
-            a.rho = vec!["0.7,1.3".into()];
+            a.axes.routing = vec!["jsq,random".into()];
+            a.axes.servers = vec!["2".into()];
+            a.axes.rho = vec!["0.7,1.3".into()];
             a.reps = Some("70".into());
             a.customers = Some("12000".into());
             a.warmup = Some("0".into());
             a.allow_unstable = true;
         };
         let heavy = |a: &mut SweepArgs| {
-            a.routing = vec!["jsq".into()];
-            a.servers = vec!["2".into()];
-            a.rho = vec!["0.99".into()];
-            a.service = vec!["hyperexp(scv=10,mean=1)".into()];
+            a.axes.routing = vec!["jsq".into()];
+            a.axes.servers = vec!["2".into()];
+            a.axes.rho = vec!["0.99".into()];
+            a.axes.service = vec!["hyperexp(scv=10,mean=1)".into()];
             a.reps = Some("64".into());
             a.customers = Some("150000".into());
             a.warmup = Some("0".into());
@@ -1364,8 +1367,8 @@ mod tests {
     #[test]
     fn a_stop_during_a_call_drops_the_unfinished_points() {
         let s = spec(|a| {
-            a.routing = vec!["random".into()];
-            a.servers = vec!["1,2,3,4".into()];
+            a.axes.routing = vec!["random".into()];
+            a.axes.servers = vec!["1,2,3,4".into()];
             a.reps = Some("8".into());
             a.customers = Some("3000000".into());
         });

@@ -1020,15 +1020,15 @@ fn load_from_meta(path: &Path, a: &SweepArgs) -> Result<(Spec, Option<Shard>, St
         given.push("SPEC".to_string());
     }
     for (name, set) in [
-        ("routing", !a.routing.is_empty()),
-        ("servers", !a.servers.is_empty()),
-        ("workers", !a.workers.is_empty()),
-        ("arrival", !a.arrival.is_empty()),
-        ("lambda", !a.lambda.is_empty()),
-        ("rho", !a.rho.is_empty()),
-        ("service", !a.service.is_empty()),
-        ("choices", !a.choices.is_empty()),
-        ("routers", !a.routers.is_empty()),
+        ("routing", !a.axes.routing.is_empty()),
+        ("servers", !a.axes.servers.is_empty()),
+        ("workers", !a.axes.workers.is_empty()),
+        ("arrival", !a.axes.arrival.is_empty()),
+        ("lambda", !a.axes.lambda.is_empty()),
+        ("rho", !a.axes.rho.is_empty()),
+        ("service", !a.axes.service.is_empty()),
+        ("choices", !a.axes.choices.is_empty()),
+        ("routers", !a.axes.routers.is_empty()),
         ("reps", a.reps.is_some()),
         ("customers", a.customers.is_some()),
         ("warmup", a.warmup.is_some()),
@@ -1088,10 +1088,13 @@ mod tests {
 
     fn args(out: &Path) -> SweepArgs {
         SweepArgs {
-            servers: vec!["1,2".into()],
-            routing: vec!["random".into()],
-            lambda: vec!["0.5".into()],
-            service: vec!["exp(mean=0.2)".into()],
+            axes: crate::spec::AxisArgs {
+                servers: vec!["1,2".into()],
+                routing: vec!["random".into()],
+                lambda: vec!["0.5".into()],
+                service: vec!["exp(mean=0.2)".into()],
+                ..crate::spec::AxisArgs::default()
+            },
             reps: Some("4".into()),
             customers: Some("200".into()),
             warmup: Some("10".into()),
@@ -1294,8 +1297,11 @@ mod tests {
     /// at `servers` (λ 150, μ 3).
     fn central(servers: u32) -> (crate::spec::GridPoint, Baseline) {
         let a = SweepArgs {
-            routing: vec!["central".into()],
-            servers: vec![servers.to_string()],
+            axes: crate::spec::AxisArgs {
+                routing: vec!["central".into()],
+                servers: vec![servers.to_string()],
+                ..crate::spec::AxisArgs::default()
+            },
             ..SweepArgs::default()
         };
         let g = Spec::load(&a).unwrap().points().remove(0);

@@ -235,7 +235,7 @@ impl Axes {
     /// axis; relative `file=` paths in flag values resolve against `cwd`.
     pub(super) fn apply_flags(&mut self, a: &SweepArgs, cwd: &Path) -> Result<(), SpecError> {
         let expect_routing = format!("one of {}", Routing::names());
-        if let Some(v) = flag_list("routing", &a.routing, &expect_routing, |s| s.parse())? {
+        if let Some(v) = flag_list("routing", &a.axes.routing, &expect_routing, |s| s.parse())? {
             self.routing = Some(v);
         }
         let counts = |s: &str| {
@@ -263,18 +263,18 @@ impl Axes {
             fn(i128) -> Option<u32>,
         );
         let int_axes: [IntAxis; 4] = [
-            ("servers", &a.servers, EXPECT_COUNT, &counts, count),
-            ("workers", &a.workers, EXPECT_COUNT, &counts, count),
+            ("servers", &a.axes.servers, EXPECT_COUNT, &counts, count),
+            ("workers", &a.axes.workers, EXPECT_COUNT, &counts, count),
             (
                 "choices",
-                &a.choices,
+                &a.axes.choices,
                 EXPECT_CHOICES,
                 &choices,
                 choices_value,
             ),
             (
                 "routers",
-                &a.routers,
+                &a.axes.routers,
                 EXPECT_ROUTERS,
                 &routers,
                 routers_value,
@@ -303,8 +303,8 @@ impl Axes {
         }
         let dist_expected = "distribution strings such as exp or weibull(shape=0.46,median=0.05)";
         for (flag, role, values) in [
-            ("arrival", Role::Arrival, &a.arrival),
-            ("service", Role::Service, &a.service),
+            ("arrival", Role::Arrival, &a.axes.arrival),
+            ("service", Role::Service, &a.axes.service),
         ] {
             let Some(items) = split_flag(flag, values, dist_expected)? else {
                 continue;
@@ -344,8 +344,8 @@ impl Axes {
                     .collect())
             })
         };
-        let lambda = loads("lambda", &a.lambda, EXPECT_RATE)?;
-        let rho = loads("rho", &a.rho, EXPECT_RHO)?;
+        let lambda = loads("lambda", &a.axes.lambda, EXPECT_RATE)?;
+        let rho = loads("rho", &a.axes.rho, EXPECT_RHO)?;
         match (lambda, rho) {
             (Some(_), Some(_)) => {
                 return Err(Loc::Flag("rho").err(

@@ -1,7 +1,8 @@
 //! The flags of `qsweep run` ([`SweepArgs`]) and `qsweep analytic` ([`AnalyticArgs`]), and reading list flags.
 //!
-//! [`SweepArgs`] declares one flag per `[sweep]` axis and per `[run]`
-//! setting (clap derive: its doc comments are the `--help` text). Axis flags
+//! [`SweepArgs`] declares one flag per `[sweep]` axis ([`AxisArgs`], which
+//! `qsweep analytic` shares) and per `[run]` setting (clap derive: its doc
+//! comments are the `--help` text). Axis flags
 //! take comma-separated lists and may repeat (`--servers 1,2 --servers 4`);
 //! [`flag_list`] splits and parses them. Each flag replaces the whole axis or
 //! setting of the spec file. A unit test checks that the `[run]` flags here
@@ -13,19 +14,11 @@ use super::values::Loc;
 use super::SpecError;
 use crate::dist::split_list;
 
-/// Flags of `qsweep run`: one per axis and setting, each overriding the spec
-/// file (or the built-in default study).
+/// One flag per `[sweep]` axis, shared by `qsweep run`, `qsweep analytic`
+/// and `qsweep size` (flattened into their flags): comma-separated lists,
+/// repeatable, each replacing the spec's axis.
 #[derive(clap::Args, Debug, Default, Clone)]
-pub struct SweepArgs {
-    /// Sweep spec (TOML). Without it the built-in default study
-    /// (data/seed.toml) runs, with any flags applied on top.
-    #[arg(value_name = "SPEC")]
-    pub spec: Option<PathBuf>,
-    /// The spec's TOML text itself, in place of a file: the Python module's
-    /// `qsweep.run(spec="...")` (not a flag). Errors name it `<string>`;
-    /// relative `file=` paths in it resolve against the current directory.
-    #[arg(skip)]
-    pub spec_text: Option<String>,
+pub struct AxisArgs {
     /// Routing policies: random, round_robin, central, jsq, pod, jiq, lwl [list]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub routing: Vec<String>,
@@ -53,6 +46,24 @@ pub struct SweepArgs {
     /// Service-time laws, e.g. 'weibull(shape=0.46,median=0.05,min=0.01,max=30)' [list]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub service: Vec<String>,
+}
+
+/// Flags of `qsweep run`: one per axis and setting, each overriding the spec
+/// file (or the built-in default study).
+#[derive(clap::Args, Debug, Default, Clone)]
+pub struct SweepArgs {
+    /// Sweep spec (TOML). Without it the built-in default study
+    /// (data/seed.toml) runs, with any flags applied on top.
+    #[arg(value_name = "SPEC")]
+    pub spec: Option<PathBuf>,
+    /// The spec's TOML text itself, in place of a file: the Python module's
+    /// `qsweep.run(spec="...")` (not a flag). Errors name it `<string>`;
+    /// relative `file=` paths in it resolve against the current directory.
+    #[arg(skip)]
+    pub spec_text: Option<String>,
+    /// The grid's axes.
+    #[command(flatten)]
+    pub axes: AxisArgs,
     /// Replications per point [overrides the spec; 1024 if it has none]
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub reps: Option<String>,
@@ -98,40 +109,15 @@ pub struct SweepArgs {
 }
 
 /// Flags of `qsweep analytic`: the grid's axes only (no simulation, so none
-/// of `run`'s settings). Each is `qsweep run`'s flag of the same name, with
-/// its help (a test keeps the two in step).
+/// of `run`'s settings), the same [`AxisArgs`] as `qsweep run`'s.
 #[derive(clap::Args, Debug, Default, Clone)]
 pub struct AnalyticArgs {
     /// Sweep spec (TOML); its [run] settings are not used. Without it the built-in default study (data/seed.toml), with any flags applied on top.
     #[arg(value_name = "SPEC")]
     pub spec: Option<PathBuf>,
-    /// Routing policies: random, round_robin, central, jsq, pod, jiq, lwl [list]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub routing: Vec<String>,
-    /// Servers sampled per request by pod (power of d choices) [list of 1..=32 or ranges; default 2]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub choices: Vec<String>,
-    /// Routers, each seeing only its own requests (central, jsq, pod, jiq) [list of 1..=1024 or ranges; default 1]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub routers: Vec<String>,
-    /// Dynos (servers) behind the load balancer [list of integers >= 1, or ranges: 10:100:10, geom(1,1000,7)]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub servers: Vec<String>,
-    /// Workers per dyno [list of integers >= 1 or ranges; default 1]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub workers: Vec<String>,
-    /// Interarrival laws, rescaled to mean 1/lambda at each point [list; default exp]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub arrival: Vec<String>,
-    /// Arrival rates, requests per time unit (replaces the spec's lambda or rho) [list or ranges]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub lambda: Vec<String>,
-    /// Target utilisations: lambda = rho·servers·workers/E[S] (replaces the spec's lambda or rho) [list, or ranges: 0.5:0.95:0.05 (stop included), geom(0.1,0.9,5) (log-spaced)]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub rho: Vec<String>,
-    /// Service-time laws, e.g. 'weibull(shape=0.46,median=0.05,min=0.01,max=30)' [list]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub service: Vec<String>,
+    /// The grid's axes: `qsweep run`'s flags.
+    #[command(flatten)]
+    pub axes: AxisArgs,
     /// Also write the table to this file: .csv, .json, .md or .parquet by extension, or - for CSV on stdout (instead of the text table)
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -148,15 +134,7 @@ impl AnalyticArgs {
     pub fn sweep(&self) -> SweepArgs {
         SweepArgs {
             spec: self.spec.clone(),
-            routing: self.routing.clone(),
-            choices: self.choices.clone(),
-            routers: self.routers.clone(),
-            servers: self.servers.clone(),
-            workers: self.workers.clone(),
-            arrival: self.arrival.clone(),
-            lambda: self.lambda.clone(),
-            rho: self.rho.clone(),
-            service: self.service.clone(),
+            axes: self.axes.clone(),
             out: self.out.clone(),
             allow_unstable: self.allow_unstable,
             force: self.force,

@@ -38,7 +38,7 @@ mod tests;
 mod values;
 
 pub use axes::{DEFAULT_CHOICES, DEFAULT_ROUTERS, SWEEP_KEYS};
-pub use flags::{AnalyticArgs, SweepArgs};
+pub use flags::{AnalyticArgs, AxisArgs, SweepArgs};
 pub use grid::LAMBDA_RANGE;
 pub use ranges::{Expansion, RANGE_FORMS};
 pub use settings::{units_in_toml, RunSettings, DEFAULT_MAX_CUSTOMERS, TIME_UNITS};
