@@ -237,8 +237,9 @@ impl GpuEngine {
     /// How `batch`'s one-server segments run: as forced, else as the
     /// adapter and the batch's size suit.
     fn layout_for(&self, batch: &Batch) -> SegmentLayout {
-        self.segment_layout
-            .unwrap_or_else(|| SegmentLayout::for_batch(batch, self.gpu.desc.is_software))
+        self.segment_layout.unwrap_or_else(|| {
+            SegmentLayout::for_batch(batch, self.gpu.desc.is_software, &self.limits)
+        })
     }
 
     /// The batch's output and each tile's device seconds (in the batch's

@@ -150,9 +150,11 @@ pub enum SegmentLayout {
 }
 
 impl SegmentLayout {
-    /// The layout for `batch` on an adapter: side by side on hardware while
-    /// the batch's one-server replications leave the device mostly idle.
-    pub fn for_batch(batch: &Batch, software: bool) -> Self {
+    /// The layout for `batch` on an adapter with `limits`: side by side on
+    /// hardware while the batch's one-server replications leave the device
+    /// mostly idle, and while the split tiles' results (a workgroup's
+    /// [`TILE_REPS`] slots for its few replications) fit one binding.
+    pub fn for_batch(batch: &Batch, software: bool, limits: &wgpu::Limits) -> Self {
         let one_server_reps: u64 = batch
             .tiles
             .iter()
@@ -160,6 +162,19 @@ impl SegmentLayout {
             .map(|t| u64::from(t.rep_count))
             .sum();
         if software || one_server_reps >= SIDE_BY_SIDE_BELOW_REPS {
+            return Self::InTurn;
+        }
+        let split_tiles: u64 = batch
+            .tiles
+            .iter()
+            .map(|t| {
+                let per_tile =
+                    Self::SideBySide.reps_per_tile(&batch.params[t.param_index as usize]);
+                u64::from(t.rep_count.div_ceil(per_tile))
+            })
+            .sum();
+        let results = split_tiles * u64::from(TILE_REPS) * std::mem::size_of::<RepResult>() as u64;
+        if results > limits.max_storage_buffer_binding_size {
             Self::InTurn
         } else {
             Self::SideBySide

@@ -62,8 +62,22 @@ fn the_default_study_runs_each_pipeline_in_one_dispatch_on_a_large_gpu() {
     let owned = OwnedBatch::from_toml(crate::spec::SEED_TOML);
     // A hardware adapter runs the default study's one-server segments side
     // by side (5120 replications leave a large GPU idle otherwise).
-    let layout = SegmentLayout::for_batch(&owned.batch(), false);
+    let layout = SegmentLayout::for_batch(&owned.batch(), false, &large_gpu_limits());
     assert_eq!(layout, SegmentLayout::SideBySide);
+    // Software adapters run segments in turn, and so does an adapter whose
+    // bindings cannot hold the split tiles' results (32 × 5120 × 40 bytes).
+    assert_eq!(
+        SegmentLayout::for_batch(&owned.batch(), true, &large_gpu_limits()),
+        SegmentLayout::InTurn
+    );
+    let small = wgpu::Limits {
+        max_storage_buffer_binding_size: 4 << 20,
+        ..large_gpu_limits()
+    };
+    assert_eq!(
+        SegmentLayout::for_batch(&owned.batch(), false, &small),
+        SegmentLayout::InTurn
+    );
     let plan = BatchPlan::new(&owned.batch(), &large_gpu_limits(), layout).unwrap();
     let mut specs: Vec<Specialization> = owned.params.iter().map(Specialization::of).collect();
     specs.sort();
