@@ -74,20 +74,8 @@ pub fn run(args: &RunArgs, extras: &mut Extras) -> Result<()> {
             progress::say(msg);
         }
     };
-    for note in session.spec.notes() {
-        say(&format!("qsweep: note: {note}"));
-    }
     let run = session.spec.run.clone();
-    let chosen = backend::choose_for(
-        run.backend,
-        run.adapter.as_deref(),
-        run.threads,
-        &backend::Sample {
-            params: &session.sample_params(),
-            table: &session.table,
-        },
-    )?;
-    say(&format!("qsweep: backend: {}", chosen.reason));
+    let chosen = session.choose_engine(&say)?;
     let mut engine = chosen.engine;
     if args.dry_run {
         return dry_run(

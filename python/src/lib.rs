@@ -1,6 +1,6 @@
 //! `qsweep._qsweep`: the extension module behind the Python package
 //! (`python/qsweep/`). It drives the library exactly as `qsweep run` does
-//! (`Session::open` → `backend::choose_for` → `Session::begin` →
+//! (`Session::open` → `Session::choose_engine` → `Session::begin` →
 //! `Session::simulate`, which writes each point's row, with the same
 //! `PointReport` per point → `Session::finish`, as in `src/commands.rs`), so a frame holds the CSV's own fields, as text,
 //! and Python only converts them to numbers.
@@ -32,7 +32,7 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use qsweep::backend::{self, Backend};
+use qsweep::backend::Backend;
 use qsweep::output;
 use qsweep::run::session::{self, Session};
 use qsweep::run::Interrupted;
@@ -174,21 +174,8 @@ fn simulate(
         shard: flags.shard.as_deref(),
         from_meta: flags.from_meta.as_deref(),
     })?;
-    for note in session.spec.notes() {
-        say(&format!("qsweep: note: {note}"));
-    }
     let run = session.spec.run.clone();
-    let chosen = backend::choose_for(
-        run.backend,
-        run.adapter.as_deref(),
-        run.threads,
-        &backend::Sample {
-            params: &session.sample_params(),
-            table: &session.table,
-        },
-    )?;
-    say(&format!("qsweep: backend: {}", chosen.reason));
-    let mut engine = chosen.engine;
+    let mut engine = session.choose_engine(&say)?.engine;
     let first_label = engine.label();
     let todo = session.begin(&first_label, &say)?;
     say(&session.banner());

@@ -338,10 +338,27 @@ impl Session {
         )
     }
 
-    /// A sample of the grid's points, for calibrating `--backend auto`.
-    pub fn sample_params(&self) -> Vec<crate::contract::PointParams> {
+    /// The first steps of every front end's run (the CLI's and Python's):
+    /// the spec's notes, then the engine `--backend` chooses (`auto`
+    /// calibrates on a sample of the grid's own points), its reason said
+    /// through `say`.
+    pub fn choose_engine(&self, say: &dyn Fn(&str)) -> Result<crate::backend::Chosen> {
+        for note in self.spec.notes() {
+            say(&format!("qsweep: note: {note}"));
+        }
         let all: Vec<_> = self.prepared.iter().map(|p| p.params).collect();
-        crate::backend::calibration_sample(&all)
+        let run = &self.spec.run;
+        let chosen = crate::backend::choose_for(
+            run.backend,
+            run.adapter.as_deref(),
+            run.threads,
+            &crate::backend::Sample {
+                params: &crate::backend::calibration_sample(&all),
+                table: &self.table,
+            },
+        )?;
+        say(&format!("qsweep: backend: {}", chosen.reason));
+        Ok(chosen)
     }
 
     /// Opens the CSV (cutting off a torn last line when resuming), takes
