@@ -47,6 +47,22 @@ fn map_step(a: f32, service: f32) {
     seg_map.w = service;
 }
 
+// Segment `segment` of replication `rep` at the start of a pass: on the
+// first pass a fresh stream, recorder and map (an empty queue), else what
+// the previous pass left in lane_state[slot]. Returns (wait, previous
+// service).
+fn lindley_resume(p: PointParams, rep: u32, segment: u32, slot: u32) -> vec2<f32> {
+    if (info.begin == 0u) {
+        rng_init_segment(p.seed_lo, p.seed_hi, p.point_index, rep, segment);
+        rng_status = 0u;
+        rec_init(p.inv_hist_scale);
+        seg_map = vec4<f32>(0.0);
+        return vec2<f32>(0.0);
+    }
+    let st = state_load(slot, p.inv_hist_scale);
+    return vec2<f32>(st.x, st.y);
+}
+
 // Runs customers [info.begin, info.end) of replication `rep`, its segments
 // in turn; its state lives in lane_state[slot] between passes. Writes the
 // result on the pass that finishes the replication.
@@ -56,18 +72,11 @@ fn simulate(p: PointParams, rep: u32, slot: u32, result_index: u32) {
         return;
     }
     let length = segment_length(total, lindley_segments(total));
-    var wait = 0.0;
-    var prev_service = 0.0;
-    if (info.begin == 0u) {
-        rng_init(p.seed_lo, p.seed_hi, p.point_index, rep);
-        rng_status = 0u;
-        rec_init(p.inv_hist_scale);
-        seg_map = vec4<f32>(0.0);
-    } else {
-        let st = state_load(slot, p.inv_hist_scale);
-        wait = st.x;
-        prev_service = st.y;
-    }
+    // Segment 0 on the first pass; later passes resume the segment the last
+    // one stopped in (each is keyed where it begins, below).
+    let resumed = lindley_resume(p, rep, 0u, slot);
+    var wait = resumed.x;
+    var prev_service = resumed.y;
     let lk = ln_keep(p);
     let end = min(info.end, total);
     var i = info.begin;
@@ -144,16 +153,9 @@ fn run_segments_tile(wg: vec3<u32>, lane: u32, count: u32) {
     var wait = 0.0;
     var prev_service = 0.0;
     if (in_tile && !all_done) {
-        if (info.begin == 0u) {
-            rng_init_segment(p.seed_lo, p.seed_hi, p.point_index, rep, seg);
-            rng_status = 0u;
-            rec_init(p.inv_hist_scale);
-            seg_map = vec4<f32>(0.0);
-        } else {
-            let st = state_load(slot, p.inv_hist_scale);
-            wait = st.x;
-            prev_service = st.y;
-        }
+        let resumed = lindley_resume(p, rep, seg, slot);
+        wait = resumed.x;
+        prev_service = resumed.y;
         let map_end = min(min(info.end, length), n);
         for (var i = info.begin; i < map_end; i++) {
             let a = next_interarrival(p, lk);

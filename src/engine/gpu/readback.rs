@@ -30,14 +30,13 @@ pub(super) fn batch_output(
     }
     let mut out = BatchOutput::empty(batch.slots, batch.total_reps());
     for (orig, tile) in batch.tiles.iter().enumerate() {
-        let reps: Vec<RepResult> = positions[orig]
-            .iter()
-            .flat_map(|&pos| {
-                let base = pos * TILE_REPS as usize;
-                raw_results[base..base + plan.tiles[pos].rep_count as usize].iter()
-            })
-            .copied()
-            .collect();
+        let start = out.reps.len();
+        for &pos in &positions[orig] {
+            let base = pos * TILE_REPS as usize;
+            out.reps
+                .extend_from_slice(&raw_results[base..base + plan.tiles[pos].rep_count as usize]);
+        }
+        let reps = &out.reps[start..];
         debug_assert_eq!(reps.len(), tile.rep_count as usize);
         let p = &batch.params[tile.param_index as usize];
         // (A dispatch replication whose queues overflowed stops early on
@@ -54,7 +53,6 @@ pub(super) fn batch_output(
                 p.customers
             );
         }
-        out.reps.extend_from_slice(&reps);
     }
     // Each bin is a u64 as (low, high) words (`hist_flush` in common.wgsl).
     for (dst, words) in out
