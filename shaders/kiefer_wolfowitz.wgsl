@@ -48,8 +48,10 @@ fn hset(i: u32, v: f32, stride: u32, slot_lane: u32) {
     }
 }
 
-// An empty slot of the heap: larger than any free-at time.
-const HEAP_EMPTY: f32 = 3.4028235e38;
+// An empty slot of the heap: larger than any free-at time; f32::MAX, the CPU
+// twin's padding. Written in hex: the decimal 3.4028235e38 is an abstract
+// float just above f32::MAX, which WGSL (and Tint) refuse as an f32 constant.
+const HEAP_EMPTY: f32 = 0x1.fffffep+127f;
 
 // Runs customers [info.begin, info.end) of replication `rep` (see
 // lindley.wgsl); the heap stays in `heap` between passes.

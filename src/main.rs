@@ -35,6 +35,8 @@ enum Command {
     Analytic(qsweep::spec::AnalyticArgs),
     /// List every GPU adapter wgpu can see
     Adapters,
+    /// Write the WGSL of every GPU pipeline variant, and a manifest.tsv, into a folder (to check them with other compilers)
+    Kernels(commands::KernelsArgs),
     /// Draw a results CSV as an SVG, PNG or PDF figure
     Plot(commands::PlotArgs),
     /// Join the CSVs of a sharded sweep (run --shard K/N) into one, sorted by point
@@ -59,6 +61,7 @@ fn main() -> ExitCode {
         Command::Run(args) => commands::run_command(&args),
         Command::Analytic(args) => commands::analytic(&args),
         Command::Adapters => commands::adapters(),
+        Command::Kernels(args) => commands::kernels(&args),
         Command::Plot(args) => commands::plot(&args),
         Command::Merge(args) => commands::merge(&args),
         Command::Bench(args) => commands::bench(&args),

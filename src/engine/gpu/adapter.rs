@@ -4,7 +4,7 @@
 //!
 //! Kept apart from the engine so that listing adapters never opens a device.
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 
 /// Which adapter to use.
 #[derive(Clone, Debug, Default)]
@@ -20,11 +20,89 @@ pub struct AdapterDesc {
     pub backend: String,
     pub device_type: String,
     pub driver: String,
+    /// The device runs on the CPU (wgpu's `DeviceType::Cpu`: lavapipe,
+    /// llvmpipe, WARP, SwiftShader), whose loops are capped
+    /// ([`LOOP_BUDGET`](super::LOOP_BUDGET)).
     pub is_software: bool,
+    /// How the engine plans for it: as the adapter is, or as
+    /// `QSWEEP_ADAPTER_CLASS` says ([`AdapterClass::from_env`]).
+    pub class: AdapterClass,
+}
+
+/// What the engine plans for: a software adapter (passes within its loop
+/// cap, heaps in private memory, one-server segments in turn) or a hardware
+/// one (timed passes, small heaps in workgroup memory, segments side by
+/// side).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdapterClass {
+    Software,
+    Hardware,
+}
+
+impl AdapterClass {
+    /// `QSWEEP_ADAPTER_CLASS` (`hardware` or `software`), which makes the
+    /// engine plan for any adapter as for that class: CI runs lavapipe as
+    /// if it were a hardware GPU, so the hardware paths are tested (and must
+    /// give the software plan's numbers to the bit). A software adapter
+    /// planned as hardware still keeps every pass within its loop cap.
+    /// Unset: the adapter's own class.
+    pub fn from_env() -> Result<Option<Self>> {
+        match std::env::var("QSWEEP_ADAPTER_CLASS").as_deref() {
+            Err(_) | Ok("") => Ok(None),
+            Ok("hardware") => Ok(Some(Self::Hardware)),
+            Ok("software") => Ok(Some(Self::Software)),
+            Ok(other) => {
+                bail!("QSWEEP_ADAPTER_CLASS: expected hardware or software, got {other:?}")
+            }
+        }
+    }
+}
+
+/// Which limits a device is opened with (`QSWEEP_GPU_LIMITS`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceLimits {
+    /// Everything the adapter offers (the default).
+    Adapter,
+    /// WebGPU's baseline, `wgpu::Limits::default()` (`webgpu`): 256
+    /// invocations and 16 KiB of workgroup memory per workgroup, 128 MiB
+    /// per storage binding, 8 storage buffers per stage.
+    WebGpu,
+    /// wgpu's `Limits::downlevel_defaults()` (`downlevel`: GLES 3.1 and
+    /// minimal Vulkan devices): 4 storage buffers per stage.
+    Downlevel,
+}
+
+impl DeviceLimits {
+    /// `QSWEEP_GPU_LIMITS`: `adapter` (or unset), `webgpu` or `downlevel`,
+    /// so that every GPU test can run as on a small device.
+    pub fn from_env() -> Result<Self> {
+        match std::env::var("QSWEEP_GPU_LIMITS").as_deref() {
+            Err(_) | Ok("") | Ok("adapter") => Ok(Self::Adapter),
+            Ok("webgpu") => Ok(Self::WebGpu),
+            Ok("downlevel") => Ok(Self::Downlevel),
+            Ok(other) => {
+                bail!("QSWEEP_GPU_LIMITS: expected adapter, webgpu or downlevel, got {other:?}")
+            }
+        }
+    }
+
+    /// The limits to request of an adapter that has `adapter`: never more
+    /// than it has.
+    pub fn limits(self, adapter: &wgpu::Limits) -> wgpu::Limits {
+        match self {
+            Self::Adapter => adapter.clone(),
+            Self::WebGpu => wgpu::Limits::default().or_worse_values_from(adapter),
+            Self::Downlevel => wgpu::Limits::downlevel_defaults().or_worse_values_from(adapter),
+        }
+    }
 }
 
 impl AdapterDesc {
+    /// The adapter `info` describes; its planning class from
+    /// `QSWEEP_ADAPTER_CLASS` where set (a value it cannot read plans as
+    /// the adapter is: `GpuEngine::open` reports the bad value).
     pub(super) fn from_info(info: &wgpu::AdapterInfo) -> Self {
+        let is_software = info.device_type == wgpu::DeviceType::Cpu;
         let driver = if info.driver_info.is_empty() {
             info.driver.clone()
         } else {
@@ -35,7 +113,15 @@ impl AdapterDesc {
             backend: format!("{:?}", info.backend).to_lowercase(),
             device_type: format!("{:?}", info.device_type),
             driver,
-            is_software: info.device_type == wgpu::DeviceType::Cpu,
+            is_software,
+            class: AdapterClass::from_env()
+                .ok()
+                .flatten()
+                .unwrap_or(if is_software {
+                    AdapterClass::Software
+                } else {
+                    AdapterClass::Hardware
+                }),
         }
     }
 

@@ -21,7 +21,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 
 use super::{hand_over, Batch, BatchOutput, Cancelled, DeviceReport, Engine, TileDone, Watch};
-use crate::contract::{Kernel, LawKind, Thinning};
+use crate::contract::Kernel;
 
 mod adapter;
 mod buffers;
@@ -34,8 +34,9 @@ mod submit;
 #[cfg(test)]
 mod tests;
 mod timer;
+mod variants;
 
-pub use adapter::{list_adapters, AdapterChoice, AdapterDesc};
+pub use adapter::{list_adapters, AdapterChoice, AdapterClass, AdapterDesc, DeviceLimits};
 pub use layout::{DispatchInfo, LaneState};
 pub use peak::{peak_source, PEAK_WGSL};
 pub use pipelines::{
@@ -46,6 +47,7 @@ pub use plan::{
     pass_customers, SegmentLayout, LOOP_BUDGET, MAX_GPU_SERVERS, MAX_PASS_CUSTOMERS,
     SIDE_BY_SIDE_BELOW_REPS, TARGET_PASS_SECONDS,
 };
+pub use variants::{every_variant, resource_needs, write_kernels, KernelVariant, ResourceNeeds};
 
 use buffers::BatchBuffers;
 use pipelines::PipelineCache;
@@ -106,19 +108,28 @@ impl GpuEngine {
     }
 
     fn from_adapter(adapter: wgpu::Adapter) -> Result<Self> {
+        // A bad QSWEEP_ADAPTER_CLASS is an error here, not a silent default.
+        AdapterClass::from_env()?;
         let desc = AdapterDesc::from_info(&adapter.get_info());
-        let limits = adapter.limits();
-        let needed = pipelines::workgroup_bytes_needed();
-        if limits.max_compute_workgroup_storage_size < needed {
-            bail!(
-                "adapter {}: {} bytes of workgroup memory, the kernels need {needed}",
-                desc.name,
-                limits.max_compute_workgroup_storage_size
-            );
-        }
-        // Timestamp queries, where the adapter has them, time each pass on
-        // the device itself (`device_seconds`).
-        let features = adapter.features() & wgpu::Features::TIMESTAMP_QUERY;
+        // The limits the device is opened with: the adapter's own, or (to
+        // test small devices on any adapter) WebGPU's baseline or wgpu's
+        // downlevel set, clipped to what the adapter has. Everything below
+        // plans from these, never from the adapter's.
+        let limits = DeviceLimits::from_env()?.limits(&adapter.limits());
+        let preferred = match desc.class {
+            AdapterClass::Software => HeapMemory::Private,
+            AdapterClass::Hardware => HeapMemory::Workgroup,
+        };
+        check_limits(&desc, &limits, preferred)?;
+        // Timestamp queries, where the adapter has them (and
+        // QSWEEP_GPU_TIMESTAMPS=0 does not turn them off), time each pass on
+        // the device itself (`device_seconds`); without them the host's wait
+        // does.
+        let features = if timestamps_allowed()? {
+            adapter.features() & wgpu::Features::TIMESTAMP_QUERY
+        } else {
+            wgpu::Features::empty()
+        };
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("qsweep"),
             required_features: features,
@@ -130,7 +141,6 @@ impl GpuEngine {
         let lost_flag = lost.clone();
         device.set_device_lost_callback(move |_, _| lost_flag.store(true, Ordering::SeqCst));
         let pass_length = PassLength::for_adapter(&desc);
-        let desc_is_software = desc.is_software;
         let report = DeviceReport {
             adapter: desc.label(),
             ..Default::default()
@@ -142,14 +152,7 @@ impl GpuEngine {
                 desc,
                 lost,
             },
-            pipelines: PipelineCache::new(
-                &limits,
-                if desc_is_software {
-                    HeapMemory::Private
-                } else {
-                    HeapMemory::Workgroup
-                },
-            ),
+            pipelines: PipelineCache::new(&limits, preferred),
             limits,
             rates: KernelRates::new(pass_length),
             report,
@@ -188,6 +191,15 @@ impl GpuEngine {
     /// adapter and batch: for tests, which run both layouts on one adapter.
     pub fn force_segment_layout(&mut self, layout: SegmentLayout) {
         self.segment_layout = Some(layout);
+    }
+
+    /// Test hook: compile every later pipeline from `map` applied to its
+    /// WGSL source (`None`: back to the sources as they are). For
+    /// tests/contraction.rs, which fuses every multiply-add in the IR, as a
+    /// contracting driver may, and requires the CPU's streams all the same.
+    #[doc(hidden)]
+    pub fn map_sources(&mut self, map: Option<pipelines::SourceMap>) {
+        self.pipelines.map_sources(map);
     }
 }
 
@@ -238,7 +250,11 @@ impl GpuEngine {
     /// adapter and the batch's size suit.
     fn layout_for(&self, batch: &Batch) -> SegmentLayout {
         self.segment_layout.unwrap_or_else(|| {
-            SegmentLayout::for_batch(batch, self.gpu.desc.is_software, &self.limits)
+            SegmentLayout::for_batch(
+                batch,
+                self.gpu.desc.class == AdapterClass::Software,
+                &self.limits,
+            )
         })
     }
 
@@ -291,52 +307,53 @@ fn segment_layout_from_env() -> Result<Option<SegmentLayout>> {
     }
 }
 
-/// Sources of a representative set of pipelines, for validation: each
-/// kernel with every service law, every arrival law and every thinning.
-pub fn kernel_sources() -> Vec<(String, String)> {
-    let mut specs = Vec::new();
-    for &kernel in Kernel::ALL {
-        for &law in LawKind::ALL {
-            for &thinning in Thinning::ALL {
-                specs.push(Specialization {
-                    arrival: law,
-                    thinning,
-                    ..Specialization::plain(kernel)
-                });
+/// Refuse an adapter whose `limits` cannot hold the kernels this engine
+/// would compile (their bindings, workgroup memory and size, read from
+/// their IR: [`variants::largest_needs`]), naming each limit, before any
+/// pipeline is compiled: a driver would refuse them one by one, mid-run.
+fn check_limits(desc: &AdapterDesc, limits: &wgpu::Limits, preferred: HeapMemory) -> Result<()> {
+    let mut short = Vec::new();
+    for (needs, file) in
+        variants::largest_needs(limits.max_compute_workgroup_storage_size, preferred)?
+    {
+        for s in needs.shortfalls(limits) {
+            if !short.iter().any(|(have, _): &(String, String)| *have == s) {
+                short.push((s, file.clone()));
             }
-            specs.push(Specialization {
-                service: law,
-                ..Specialization::plain(kernel)
-            });
         }
     }
-    // The small-queue heap in both places it may live.
-    specs.push(Specialization {
-        fast_heap: FAST_HEAP_MAX_SERVERS,
-        ..Specialization::plain(Kernel::KieferWolfowitz)
-    });
-    let peak = ("peak".to_string(), peak_source());
-    specs
-        .into_iter()
-        .flat_map(|s| {
-            let name = format!(
-                "{}[arrival {} service {} thinning {} fast heap {}]",
-                s.name(),
-                s.arrival.code(),
-                s.service.code(),
-                s.thinning.code(),
-                s.fast_heap
-            );
-            let memories: &[HeapMemory] = if s.fast_heap > 0 {
-                &[HeapMemory::Workgroup, HeapMemory::Private]
+    if let Some((first, file)) = short.first() {
+        bail!(
+            "adapter {}: its limits cannot hold qsweep's kernels: {file} needs {first}{}; \
+             --backend cpu runs without a GPU",
+            desc.name,
+            if short.len() > 1 {
+                format!(" (and {} more shortfalls)", short.len() - 1)
             } else {
-                &[HeapMemory::Workgroup]
-            };
-            memories
-                .iter()
-                .map(move |&m| (format!("{name}[{m:?}]"), s.source(m)))
-                .collect::<Vec<_>>()
-        })
-        .chain(std::iter::once(peak))
+                String::new()
+            }
+        );
+    }
+    Ok(())
+}
+
+/// `QSWEEP_GPU_TIMESTAMPS`: `0` opens the device without timestamp queries
+/// (as on adapters that lack them: GL, some Metal and DX12 drivers), to
+/// test the host-timed path; unset or `1`: use them where the adapter has
+/// them.
+fn timestamps_allowed() -> Result<bool> {
+    match std::env::var("QSWEEP_GPU_TIMESTAMPS").as_deref() {
+        Err(_) | Ok("") | Ok("1") => Ok(true),
+        Ok("0") => Ok(false),
+        Ok(other) => bail!("QSWEEP_GPU_TIMESTAMPS: expected 0 or 1, got {other:?}"),
+    }
+}
+
+/// Every pipeline variant's (file name, WGSL source), for validation
+/// ([`every_variant`]).
+pub fn kernel_sources() -> Vec<(String, String)> {
+    every_variant()
+        .into_iter()
+        .map(|v| (v.file, v.source))
         .collect()
 }

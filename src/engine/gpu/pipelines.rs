@@ -54,22 +54,16 @@ impl HeapMemory {
     /// `workgroup_bytes` of workgroup memory (the tile's histogram takes
     /// [`HIST_BINS`] words of it), given the adapter's `preferred` place.
     pub fn for_adapter(servers: u32, workgroup_bytes: u32, preferred: HeapMemory) -> Self {
-        let heap = u64::from(servers) * u64::from(TILE_REPS) * 4;
-        let fits = heap + u64::from(HIST_BINS) * 4 <= u64::from(workgroup_bytes);
+        // Each workgroup array counts rounded up to 16 bytes (WebGPU's rule).
+        let heap = (u64::from(servers) * u64::from(TILE_REPS) * 4).next_multiple_of(16);
+        let hist = (u64::from(HIST_BINS) * 4).next_multiple_of(16);
+        let fits = heap + hist <= u64::from(workgroup_bytes);
         if preferred == HeapMemory::Workgroup && fits {
             HeapMemory::Workgroup
         } else {
             HeapMemory::Private
         }
     }
-}
-
-/// Workgroup memory every kernel needs at most, besides a fast heap: the
-/// tile's histogram ([`HIST_BINS`] words) and what the one-server kernel's
-/// side-by-side segments exchange (lindley.wgsl: a map, sums, counts and
-/// maxima per lane, and the tile's segment count).
-pub fn workgroup_bytes_needed() -> u32 {
-    HIST_BINS * 4 + TILE_REPS * (8 + 16 + 16 + 8) + 16
 }
 
 const COMMON_WGSL: &str = include_str!("../../../shaders/common.wgsl");
@@ -185,7 +179,15 @@ pub(super) struct PipelineCache {
     /// which decide where each heap goes ([`HeapMemory::for_adapter`]).
     workgroup_bytes: u32,
     preferred: HeapMemory,
+    /// Test hook ([`Self::map_sources`]): rewrites each source before it is
+    /// compiled. `None` in every real run.
+    source_map: Option<SourceMap>,
 }
+
+/// A rewrite of a pipeline's WGSL source, applied before compiling it: for
+/// tests only (tests/contraction.rs compiles the kernels with every
+/// multiply-add fused, as a contracting driver would).
+pub type SourceMap = std::sync::Arc<dyn Fn(&str) -> String + Send + Sync>;
 
 impl PipelineCache {
     pub fn new(limits: &wgpu::Limits, preferred: HeapMemory) -> Self {
@@ -193,7 +195,16 @@ impl PipelineCache {
             compiled: HashMap::new(),
             workgroup_bytes: limits.max_compute_workgroup_storage_size,
             preferred,
+            source_map: None,
         }
+    }
+
+    /// Test hook: compile later pipelines from `map` applied to their
+    /// source (`None`: the source as it is); pipelines compiled before are
+    /// dropped.
+    pub fn map_sources(&mut self, map: Option<SourceMap>) {
+        self.source_map = map;
+        self.compiled.clear();
     }
 
     /// Compile later pipelines with fast heaps `preferred` (tests run both
@@ -214,7 +225,11 @@ impl PipelineCache {
         if let Some(p) = self.compiled.get(&spec) {
             return Ok(p.clone());
         }
-        let p = compile(device, spec.name(), &self.source(&spec))?;
+        let mut source = self.source(&spec);
+        if let Some(map) = &self.source_map {
+            source = map(&source);
+        }
+        let p = compile(device, spec.name(), &source)?;
         self.compiled.insert(spec, p.clone());
         Ok(p)
     }

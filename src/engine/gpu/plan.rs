@@ -108,7 +108,16 @@ pub const TARGET_PASS_SECONDS: f64 = 0.03;
 /// M/M/1 runs 2 × 10⁹), and any hardware GPU is faster, so a first pass takes
 /// at most about [`TARGET_PASS_SECONDS`]. Later passes grow from
 /// measurements, at most [`MAX_SPEEDUP_PER_PASS`] times per pass.
-const START_LOOPS_PER_SECOND: f64 = 1e8;
+pub(super) const START_LOOPS_PER_SECOND: f64 = 1e8;
+
+/// Device time a kernel's first pass is sized for, before any of its passes
+/// has been measured: a tenth of [`TARGET_PASS_SECONDS`], so that on a device
+/// 100 times slower than [`START_LOOPS_PER_SECOND`] the first pass still
+/// ends in about 0.3 s, far inside Windows' 2 s watchdog (a pass's length is
+/// fixed before it runs; only the next one can learn from it). On a fast
+/// device the extra passes this costs are a few launches
+/// (`tests.rs`: a device 1000 times faster reaches its target in 4 passes).
+const FIRST_PASS_SECONDS: f64 = TARGET_PASS_SECONDS / 10.0;
 
 /// How much faster than predicted one measured pass may make the next: a
 /// pass measured as (say) 100x faster than expected (a timer glitch, or a
@@ -212,8 +221,11 @@ impl SegmentLayout {
 pub(super) enum PassLength {
     /// A software adapter: [`pass_customers`] (its loop cap, [`LOOP_BUDGET`]).
     LoopBudget,
-    /// A hardware adapter: [`TARGET_PASS_SECONDS`] at the measured rate.
-    Timed,
+    /// A hardware adapter: [`TARGET_PASS_SECONDS`] at the measured rate;
+    /// `loop_capped` where the adapter is software planned as hardware
+    /// (`QSWEEP_ADAPTER_CLASS=hardware`), whose passes also stay within its
+    /// loop cap, or its loops would end early.
+    Timed { loop_capped: bool },
     /// This many customers per pass (tests: the results must not depend on
     /// the cutting).
     #[cfg(test)]
@@ -221,13 +233,16 @@ pub(super) enum PassLength {
 }
 
 impl PassLength {
-    /// Software adapters (wgpu's `DeviceType::Cpu`: lavapipe, llvmpipe,
-    /// WARP, SwiftShader) cap loop iterations; hardware ones are timed.
+    /// Adapters planned as software ([`AdapterClass`]) cap loop iterations;
+    /// hardware ones are timed.
+    ///
+    /// [`AdapterClass`]: super::AdapterClass
     pub fn for_adapter(desc: &super::AdapterDesc) -> Self {
-        if desc.is_software {
-            Self::LoopBudget
-        } else {
-            Self::Timed
+        match desc.class {
+            super::AdapterClass::Software => Self::LoopBudget,
+            super::AdapterClass::Hardware => Self::Timed {
+                loop_capped: desc.is_software,
+            },
         }
     }
 }
@@ -283,10 +298,21 @@ impl KernelRates {
     pub fn pass_end(&self, d: &DispatchPlan, begin: u32) -> u32 {
         let len = match self.pass_length {
             PassLength::LoopBudget => d.loop_budget_pass,
-            PassLength::Timed => {
-                let per_customer = self.rate(d.spec.kernel).seconds(d.lanes(), 1.0, d.cost);
-                (TARGET_PASS_SECONDS / per_customer).clamp(1.0, f64::from(MAX_PASS_CUSTOMERS))
-                    as u32
+            PassLength::Timed { loop_capped } => {
+                let rate = self.rate(d.spec.kernel);
+                let target = if self.measured[d.spec.kernel as usize].is_some() {
+                    TARGET_PASS_SECONDS
+                } else {
+                    FIRST_PASS_SECONDS
+                };
+                let per_customer = rate.seconds(d.lanes(), 1.0, d.cost);
+                let timed =
+                    (target / per_customer).clamp(1.0, f64::from(MAX_PASS_CUSTOMERS)) as u32;
+                if loop_capped {
+                    timed.min(d.loop_budget_pass)
+                } else {
+                    timed
+                }
             }
             #[cfg(test)]
             PassLength::Fixed(n) => n.clamp(1, MAX_PASS_CUSTOMERS),
