@@ -767,8 +767,14 @@ fn a_gpu_run_records_what_the_device_did_in_its_meta() {
 #[test]
 fn auto_takes_the_cpu_at_once_when_the_only_adapter_is_software() {
     let adapters = qsweep::engine::gpu::list_adapters();
-    if adapters.is_empty() || adapters.iter().any(|a| !a.is_software) {
-        return; // Only meaningful beside a software adapter (CI has lavapipe).
+    if adapters.is_empty()
+        || adapters
+            .iter()
+            .any(|a| a.class == qsweep::engine::gpu::AdapterClass::Hardware)
+    {
+        // Only meaningful beside a software adapter planned as one (CI has
+        // lavapipe; QSWEEP_ADAPTER_CLASS=hardware plans it as hardware).
+        return;
     }
     let d = tempdir();
     let out = run(d.path(), &["--backend", "auto", "-o", "a.csv"]);
@@ -776,6 +782,132 @@ fn auto_takes_the_cpu_at_once_when_the_only_adapter_is_software() {
     let err = text(&out.stderr);
     assert!(
         err.contains("qsweep: backend: cpu (") && err.contains("is software, on these same cores"),
+        "{err}"
+    );
+}
+
+/// Whether a GPU adapter is there for the small-device tests below; with
+/// none they skip, unless `QSWEEP_REQUIRE_GPU=1` (CI) makes that a failure.
+fn adapter_or_skip(test: &str) -> bool {
+    if !qsweep::engine::gpu::list_adapters().is_empty() {
+        return true;
+    }
+    if std::env::var("QSWEEP_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+        panic!("{test}: QSWEEP_REQUIRE_GPU=1 but no GPU adapter");
+    }
+    eprintln!("SKIPPED {test}: no GPU adapter");
+    false
+}
+
+/// `qsweep run` of a small mixed grid on the GPU, with `env` set: one-server
+/// replications of 10000 customers (two segments, side by side on a
+/// hardware plan), a central queue of 12 (its heap in fast memory) and jsq.
+fn run_gpu_with(dir: &Path, out: &str, backend: &str, env: &[(&str, &str)]) -> Output {
+    std::fs::write(
+        dir.join("small.toml"),
+        "[sweep]\nrouting = [\"random\", \"central\", \"jsq\"]\nservers = [1, 12]\n\
+         rho = [0.8]\nservice = [\"exp(mean=1)\", \"erlang(k=2, mean=1)\"]\n\
+         [run]\nreps = 16\ncustomers = 9000\nwarmup = 1000\nseed = 11\n",
+    )
+    .unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["run", "small.toml", "--backend", backend, "-o", out])
+        .current_dir(dir)
+        .stdin(Stdio::null());
+    for var in [
+        "QSWEEP_GPU_LIMITS",
+        "QSWEEP_GPU_TIMESTAMPS",
+        "QSWEEP_ADAPTER_CLASS",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.envs(env.iter().copied());
+    cmd.output().expect("qsweep runs")
+}
+
+#[test]
+fn small_device_limits_and_the_hardware_plan_give_the_adapters_numbers_to_the_bit() {
+    if !adapter_or_skip(
+        "small_device_limits_and_the_hardware_plan_give_the_adapters_numbers_to_the_bit",
+    ) {
+        return;
+    }
+    let d = tempdir();
+    let reference = run_gpu_with(d.path(), "adapter.csv", "gpu", &[]);
+    assert_ok(&reference);
+    let variants: [(&str, &[(&str, &str)]); 3] = [
+        // WebGPU's baseline: 16 KiB of workgroup memory (heaps move to
+        // private memory), 128 MiB bindings; no timestamp queries.
+        (
+            "webgpu.csv",
+            &[
+                ("QSWEEP_GPU_LIMITS", "webgpu"),
+                ("QSWEEP_GPU_TIMESTAMPS", "0"),
+            ],
+        ),
+        // A software adapter planned as hardware: timed passes, heaps in
+        // workgroup memory, one-server segments side by side.
+        ("hardware.csv", &[("QSWEEP_ADAPTER_CLASS", "hardware")]),
+        (
+            "hardware-webgpu.csv",
+            &[
+                ("QSWEEP_ADAPTER_CLASS", "hardware"),
+                ("QSWEEP_GPU_LIMITS", "webgpu"),
+            ],
+        ),
+    ];
+    for (out, env) in variants {
+        let run = run_gpu_with(d.path(), out, "gpu", env);
+        assert_ok(&run);
+        assert_eq!(
+            csv_without_timing(&d.path().join("adapter.csv")),
+            csv_without_timing(&d.path().join(out)),
+            "{out} ({env:?}) differs from the adapter's own plan"
+        );
+    }
+    // The .meta.json says how the device was opened and planned.
+    let meta = std::fs::read_to_string(d.path().join("hardware-webgpu.meta.json")).unwrap();
+    assert!(meta.contains("\"planned_as\": \"hardware\""), "{meta}");
+    assert!(meta.contains("\"from\": \"webgpu\""), "{meta}");
+    let meta = std::fs::read_to_string(d.path().join("webgpu.meta.json")).unwrap();
+    assert!(meta.contains("\"timestamps\": false"), "{meta}");
+}
+
+#[test]
+fn a_device_with_four_storage_buffers_is_refused_naming_the_limit_and_auto_runs_the_cpu() {
+    if !adapter_or_skip(
+        "a_device_with_four_storage_buffers_is_refused_naming_the_limit_and_auto_runs_the_cpu",
+    ) {
+        return;
+    }
+    let d = tempdir();
+    let downlevel = [("QSWEEP_GPU_LIMITS", "downlevel")];
+    let out = run_gpu_with(d.path(), "gpu.csv", "gpu", &downlevel);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("max_storage_buffers_per_shader_stage is 4")
+            && err.contains("storage buffers per shader stage")
+            && err.contains("--backend cpu"),
+        "{err}"
+    );
+    assert!(!d.path().join("gpu.csv").exists());
+    // `auto`, planning the adapter as hardware so that it tries the GPU,
+    // says why it took the CPU and runs there.
+    let out = run_gpu_with(
+        d.path(),
+        "auto.csv",
+        "auto",
+        &[
+            ("QSWEEP_GPU_LIMITS", "downlevel"),
+            ("QSWEEP_ADAPTER_CLASS", "hardware"),
+        ],
+    );
+    assert_ok(&out);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("backend: cpu (") && err.contains("max_storage_buffers_per_shader_stage"),
         "{err}"
     );
 }

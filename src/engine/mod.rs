@@ -200,6 +200,32 @@ pub struct DeviceReport {
     /// Device time of the passes: timestamp queries where the adapter has
     /// them, else the host's wait.
     pub device_seconds: f64,
+    /// Whether `device_seconds` comes from timestamp queries (the GL
+    /// backend and some drivers have none; `QSWEEP_GPU_TIMESTAMPS=0`).
+    #[serde(default)]
+    pub timestamps: bool,
+    /// What the engine planned for: `hardware` (timed passes, small heaps
+    /// in workgroup memory, segments side by side) or `software` (passes
+    /// within the loop cap); `QSWEEP_ADAPTER_CLASS` may differ from the
+    /// adapter's own type.
+    #[serde(default)]
+    pub planned_as: String,
+    /// The device's limits that shape plans, as opened.
+    #[serde(default)]
+    pub limits: DeviceLimitsReport,
+}
+
+/// The limits a GPU device was opened with that bound qsweep's kernels and
+/// plans (`.meta.json`), and where they came from.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeviceLimitsReport {
+    /// `adapter` (all it offers), `webgpu` or `downlevel` (`QSWEEP_GPU_LIMITS`).
+    pub from: String,
+    pub max_storage_buffers_per_shader_stage: u32,
+    pub max_storage_buffer_binding_size: u64,
+    pub max_buffer_size: u64,
+    pub max_compute_workgroup_storage_size: u32,
+    pub max_compute_invocations_per_workgroup: u32,
 }
 
 /// A tile's cost in the kernels' loop iterations (customers, warm-up

@@ -86,6 +86,15 @@ impl DeviceLimits {
         }
     }
 
+    /// The name `QSWEEP_GPU_LIMITS` takes (and the `.meta.json` records).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Adapter => "adapter",
+            Self::WebGpu => "webgpu",
+            Self::Downlevel => "downlevel",
+        }
+    }
+
     /// The limits to request of an adapter that has `adapter`: never more
     /// than it has.
     pub fn limits(self, adapter: &wgpu::Limits) -> wgpu::Limits {

@@ -115,7 +115,8 @@ impl GpuEngine {
         // test small devices on any adapter) WebGPU's baseline or wgpu's
         // downlevel set, clipped to what the adapter has. Everything below
         // plans from these, never from the adapter's.
-        let limits = DeviceLimits::from_env()?.limits(&adapter.limits());
+        let limits_from = DeviceLimits::from_env()?;
+        let limits = limits_from.limits(&adapter.limits());
         let preferred = match desc.class {
             AdapterClass::Software => HeapMemory::Private,
             AdapterClass::Hardware => HeapMemory::Workgroup,
@@ -143,6 +144,20 @@ impl GpuEngine {
         let pass_length = PassLength::for_adapter(&desc);
         let report = DeviceReport {
             adapter: desc.label(),
+            timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
+            planned_as: match desc.class {
+                AdapterClass::Software => "software",
+                AdapterClass::Hardware => "hardware",
+            }
+            .to_string(),
+            limits: crate::engine::DeviceLimitsReport {
+                from: limits_from.name().to_string(),
+                max_storage_buffers_per_shader_stage: limits.max_storage_buffers_per_shader_stage,
+                max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
+                max_buffer_size: limits.max_buffer_size,
+                max_compute_workgroup_storage_size: limits.max_compute_workgroup_storage_size,
+                max_compute_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,
+            },
             ..Default::default()
         };
         let mut engine = Self {

@@ -224,7 +224,7 @@ pub(super) enum PassLength {
     /// A hardware adapter: [`TARGET_PASS_SECONDS`] at the measured rate;
     /// `loop_capped` where the adapter is software planned as hardware
     /// (`QSWEEP_ADAPTER_CLASS=hardware`), whose passes also stay within its
-    /// loop cap, or its loops would end early.
+    /// loop cap, or its loops would end early (and above an eighth of it).
     Timed { loop_capped: bool },
     /// This many customers per pass (tests: the results must not depend on
     /// the cutting).
@@ -309,7 +309,12 @@ impl KernelRates {
                 let timed =
                     (target / per_customer).clamp(1.0, f64::from(MAX_PASS_CUSTOMERS)) as u32;
                 if loop_capped {
-                    timed.min(d.loop_budget_pass)
+                    // Within the loop cap, and not under an eighth of it: a
+                    // software adapter's pass has a fixed cost near the
+                    // target (about 20 ms on lavapipe), which this rate model
+                    // does not separate from the customers' time, so timed
+                    // passes there would shrink towards one customer each.
+                    timed.clamp(d.loop_budget_pass.div_ceil(8), d.loop_budget_pass)
                 } else {
                     timed
                 }
