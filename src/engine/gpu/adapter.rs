@@ -47,15 +47,34 @@ impl AdapterClass {
     /// planned as hardware still keeps every pass within its loop cap.
     /// Unset: the adapter's own class.
     pub fn from_env() -> Result<Option<Self>> {
-        match std::env::var("QSWEEP_ADAPTER_CLASS").as_deref() {
-            Err(_) | Ok("") => Ok(None),
-            Ok("hardware") => Ok(Some(Self::Hardware)),
-            Ok("software") => Ok(Some(Self::Software)),
-            Ok(other) => {
-                bail!("QSWEEP_ADAPTER_CLASS: expected hardware or software, got {other:?}")
-            }
-        }
+        env_choice(
+            "QSWEEP_ADAPTER_CLASS",
+            &[("hardware", Self::Hardware), ("software", Self::Software)],
+        )
     }
+}
+
+/// The value of the environment variable `var` among `choices` (its
+/// spellings and what each means): `None` when unset or empty, an error
+/// naming the variable and the choices otherwise. One reader for the
+/// engine's test switches (`QSWEEP_ADAPTER_CLASS`, `QSWEEP_GPU_LIMITS`,
+/// `QSWEEP_GPU_TIMESTAMPS`, `QSWEEP_SEGMENT_LAYOUT`).
+pub(super) fn env_choice<T: Copy>(var: &str, choices: &[(&str, T)]) -> Result<Option<T>> {
+    let value = match std::env::var(var) {
+        Err(_) => return Ok(None),
+        Ok(v) if v.is_empty() => return Ok(None),
+        Ok(v) => v,
+    };
+    if let Some(&(_, choice)) = choices.iter().find(|(name, _)| *name == value) {
+        return Ok(Some(choice));
+    }
+    let names: Vec<&str> = choices.iter().map(|(name, _)| *name).collect();
+    let expected = match names.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    bail!("{var}: expected {expected}, got {value:?}")
 }
 
 /// Which limits a device is opened with (`QSWEEP_GPU_LIMITS`).
@@ -76,14 +95,15 @@ impl DeviceLimits {
     /// `QSWEEP_GPU_LIMITS`: `adapter` (or unset), `webgpu` or `downlevel`,
     /// so that every GPU test can run as on a small device.
     pub fn from_env() -> Result<Self> {
-        match std::env::var("QSWEEP_GPU_LIMITS").as_deref() {
-            Err(_) | Ok("") | Ok("adapter") => Ok(Self::Adapter),
-            Ok("webgpu") => Ok(Self::WebGpu),
-            Ok("downlevel") => Ok(Self::Downlevel),
-            Ok(other) => {
-                bail!("QSWEEP_GPU_LIMITS: expected adapter, webgpu or downlevel, got {other:?}")
-            }
-        }
+        Ok(env_choice(
+            "QSWEEP_GPU_LIMITS",
+            &[
+                ("adapter", Self::Adapter),
+                ("webgpu", Self::WebGpu),
+                ("downlevel", Self::Downlevel),
+            ],
+        )?
+        .unwrap_or(Self::Adapter))
     }
 
     /// The name `QSWEEP_GPU_LIMITS` takes (and the `.meta.json` records).

@@ -312,14 +312,13 @@ impl GpuEngine {
 /// (`scripts/gpu-check.sh`), which runs the default study both ways and
 /// requires the same numbers. Unset: the adapter's and batch's choice.
 fn segment_layout_from_env() -> Result<Option<SegmentLayout>> {
-    match std::env::var("QSWEEP_SEGMENT_LAYOUT").as_deref() {
-        Err(_) | Ok("") => Ok(None),
-        Ok("in-turn") => Ok(Some(SegmentLayout::InTurn)),
-        Ok("side-by-side") => Ok(Some(SegmentLayout::SideBySide)),
-        Ok(other) => {
-            bail!("QSWEEP_SEGMENT_LAYOUT: expected in-turn or side-by-side, got {other:?}")
-        }
-    }
+    adapter::env_choice(
+        "QSWEEP_SEGMENT_LAYOUT",
+        &[
+            ("in-turn", SegmentLayout::InTurn),
+            ("side-by-side", SegmentLayout::SideBySide),
+        ],
+    )
 }
 
 /// Refuse an adapter whose `limits` cannot hold the kernels this engine
@@ -357,11 +356,7 @@ fn check_limits(desc: &AdapterDesc, limits: &wgpu::Limits, preferred: HeapMemory
 /// test the host-timed path; unset or `1`: use them where the adapter has
 /// them.
 fn timestamps_allowed() -> Result<bool> {
-    match std::env::var("QSWEEP_GPU_TIMESTAMPS").as_deref() {
-        Err(_) | Ok("") | Ok("1") => Ok(true),
-        Ok("0") => Ok(false),
-        Ok(other) => bail!("QSWEEP_GPU_TIMESTAMPS: expected 0 or 1, got {other:?}"),
-    }
+    Ok(adapter::env_choice("QSWEEP_GPU_TIMESTAMPS", &[("0", false), ("1", true)])?.unwrap_or(true))
 }
 
 /// Every pipeline variant's (file name, WGSL source), for validation
