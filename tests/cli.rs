@@ -803,6 +803,17 @@ fn adapter_or_skip(test: &str) -> bool {
 /// replications of 10000 customers (two segments, side by side on a
 /// hardware plan), a central queue of 12 (its heap in fast memory) and jsq.
 fn run_gpu_with(dir: &Path, out: &str, backend: &str, env: &[(&str, &str)]) -> Output {
+    run_small_with(dir, out, backend, env, &[])
+}
+
+/// [`run_gpu_with`] with `extra` flags after the others.
+fn run_small_with(
+    dir: &Path,
+    out: &str,
+    backend: &str,
+    env: &[(&str, &str)],
+    extra: &[&str],
+) -> Output {
     std::fs::write(
         dir.join("small.toml"),
         "[sweep]\nrouting = [\"random\", \"central\", \"jsq\"]\nservers = [1, 12]\n\
@@ -812,6 +823,7 @@ fn run_gpu_with(dir: &Path, out: &str, backend: &str, env: &[(&str, &str)]) -> O
     .unwrap();
     let mut cmd = Command::new(BIN);
     cmd.args(["run", "small.toml", "--backend", backend, "-o", out])
+        .args(extra)
         .current_dir(dir)
         .stdin(Stdio::null());
     for var in [
@@ -909,5 +921,30 @@ fn a_device_with_four_storage_buffers_is_refused_naming_the_limit_and_auto_runs_
     assert!(
         err.contains("backend: cpu (") && err.contains("max_storage_buffers_per_shader_stage"),
         "{err}"
+    );
+}
+
+#[test]
+fn the_gl_backend_gives_the_cpu_engines_csv_to_the_bit() {
+    // wgpu's GL backend (llvmpipe through EGL in CI) runs the kernels about
+    // 20 times slower than lavapipe, so CI runs this small grid there, not
+    // the whole GPU suites: each kernel (one-server segments, a central
+    // queue's fast heap, jsq) once, against the CPU engine.
+    if std::env::var("QSWEEP_TEST_GL").as_deref() != Ok("1") {
+        eprintln!("SKIPPED the_gl_backend_gives_the_cpu_engines_csv_to_the_bit: set QSWEEP_TEST_GL=1 (needs Mesa's EGL/GL)");
+        return;
+    }
+    let d = tempdir();
+    let small = ["--service", "exp(mean=1)", "--reps", "8"];
+    let cpu = run_small_with(d.path(), "cpu.csv", "cpu", &[], &small);
+    assert_ok(&cpu);
+    let gl = run_small_with(d.path(), "gl.csv", "gpu", &[("WGPU_BACKEND", "gl")], &small);
+    assert_ok(&gl);
+    let meta = std::fs::read_to_string(d.path().join("gl.meta.json")).unwrap();
+    assert!(meta.contains("\"adapter\": \"gl:"), "not on GL: {meta}");
+    assert_eq!(
+        csv_without_timing(&d.path().join("cpu.csv")),
+        csv_without_timing(&d.path().join("gl.csv")),
+        "the GL backend left the CPU engine's streams"
     );
 }
