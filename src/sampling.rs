@@ -2,9 +2,14 @@
 //!
 //! Both sides consume the same random words in the same order and do the
 //! same f32 arithmetic, including `ln` and `exp` ([`fast_ln`], [`fast_exp`]:
-//! polynomials, not a driver's builtins), so per-replication results differ
-//! at most where a GPU compiler fuses a multiply and an add. Keep the two
-//! files in step: every function here has a WGSL namesake.
+//! polynomials, not a driver's builtins). Rust rounds every operation as
+//! written; the WGSL twin pins each product that feeds a sum, and each sum
+//! that feeds a later sum (`mul_add`, `pinned`), so that a GPU compiler that
+//! fuses multiply-adds or regroups sums rounds as this file does: same
+//! branches, same bits (tests/contraction.rs). Keep the two files in step:
+//! every function here has a WGSL namesake (the WGSL has a few more
+//! helpers: `mul_add`, `pinned`, `gamma_try`, `geometric_count`), and a sum
+//! added here must be pinned there.
 //!
 //! Samplers (all f32):
 //! - exponential, Weibull, bounded Pareto, hyperexponential and the

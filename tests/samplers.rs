@@ -457,6 +457,9 @@ struct TestIn {
 // The pure functions of rng.wgsl and sampling.wgsl at given inputs.
 @compute @workgroup_size(64)
 fn functions(@builtin(global_invocation_id) id: vec3<u32>) {
+    // The samplers' pins (sampling.wgsl): 1.0, from a value the compiler
+    // cannot know, as run_tile sets it.
+    opaque_one = f32(min(arrayLength(&test_out), 1u));
     let i = id.x;
     if (i >= arrayLength(&test_in)) {
         return;
@@ -474,6 +477,7 @@ fn functions(@builtin(global_invocation_id) id: vec3<u32>) {
 // (invocation % REPS) of point (law index), seed 77.
 @compute @workgroup_size(64)
 fn draws(@builtin(global_invocation_id) id: vec3<u32>) {
+    opaque_one = f32(min(arrayLength(&test_out), 1u));
     let i = id.x;
     let law = i / REPS;
     if (law >= arrayLength(&test_laws)) {
