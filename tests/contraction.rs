@@ -26,6 +26,8 @@
 
 mod common;
 
+use common::law;
+
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -1476,13 +1478,6 @@ fn samplers_decide_as_the_cpu_with_and_without_fused_multiply_adds() {
 
 /// What `GpuEngine::map_sources` applies to each pipeline's source.
 type SourceMap = Arc<dyn Fn(&str) -> String + Send + Sync>;
-
-fn law(kind: LawKind, n: u32, p: [f32; 4]) -> Law {
-    Law {
-        n,
-        ..Law::unclamped(kind, p)
-    }
-}
 
 /// A point of `servers` servers (the one-server kernel for one) and 2000
 /// customers after 200 of warm-up.

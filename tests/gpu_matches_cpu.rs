@@ -5,18 +5,13 @@
 
 mod common;
 
+use common::law;
+
 use qsweep::contract::{Kernel, Law, LawKind, PointParams, Thinning};
 use qsweep::engine::cpu::CpuEngine;
 use qsweep::engine::gpu::{HeapMemory, SegmentLayout};
 use qsweep::engine::schedule::tiles_for_point;
 use qsweep::engine::{Batch, Engine};
-
-fn law(kind: LawKind, n: u32, p: [f32; 4]) -> Law {
-    Law {
-        n,
-        ..Law::unclamped(kind, p)
-    }
-}
 
 fn point(
     index: u32,

@@ -138,3 +138,12 @@ pub fn assert_clean(g: &GridPoint, s: &PointStats, reps: usize, customers: u32) 
         s.mean_service
     );
 }
+
+/// A law of `kind` with parameters `p` and `n` (phases, table entries),
+/// unclamped: what the GPU-vs-CPU tests build their points from.
+pub fn law(kind: qsweep::contract::LawKind, n: u32, p: [f32; 4]) -> qsweep::contract::Law {
+    qsweep::contract::Law {
+        n,
+        ..qsweep::contract::Law::unclamped(kind, p)
+    }
+}
