@@ -18,7 +18,7 @@ use anyhow::Result;
 use crate::contract::PointParams;
 use crate::engine::cpu::CpuEngine;
 use crate::engine::gpu::{list_adapters, AdapterChoice, AdapterClass, GpuEngine};
-use crate::engine::schedule::tiles_for_point;
+use crate::engine::schedule::tiles_for_points;
 use crate::engine::{Batch, Engine};
 
 /// Which engine a run asks for.
@@ -225,13 +225,7 @@ fn auto(choice: &AdapterChoice, threads: usize, sample: &Sample) -> Result<Chose
 /// after a warm-up call.
 pub fn calibrate_on(engine: &mut dyn Engine, sample: &Sample) -> Result<f64> {
     let reps = 128;
-    let mut tiles = Vec::new();
-    let mut slots = 0;
-    for i in 0..sample.params.len() as u32 {
-        let (t, n) = tiles_for_point(i, reps, slots);
-        tiles.extend(t);
-        slots += n;
-    }
+    let (tiles, slots) = tiles_for_points(sample.params.len() as u32, reps);
     let batch = Batch {
         params: sample.params,
         tiles: &tiles,

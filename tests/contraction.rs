@@ -41,7 +41,7 @@ use qsweep::contract::{
 };
 use qsweep::engine::cpu::CpuEngine;
 use qsweep::engine::gpu::kernel_sources;
-use qsweep::engine::schedule::tiles_for_point;
+use qsweep::engine::schedule::tiles_for_points;
 use qsweep::engine::{Batch, Engine};
 use qsweep::rng::Stream;
 use qsweep::sampling::{fast_exp, fast_ln, ln_1m, normal_abs, signed};
@@ -1632,12 +1632,7 @@ fn replications_that_differ(
             ..*p
         })
         .collect();
-    let (mut tiles, mut slots) = (Vec::new(), 0);
-    for i in 0..params.len() as u32 {
-        let (t, n) = tiles_for_point(i, reps, slots);
-        tiles.extend(t);
-        slots += n;
-    }
+    let (tiles, slots) = tiles_for_points(params.len() as u32, reps);
     let batch = Batch {
         params: &params,
         tiles: &tiles,

@@ -28,7 +28,7 @@ use std::path::Path;
 use qsweep::contract::RepResult;
 use qsweep::contract::{rep_status, DispatchPolicy, Kernel, Law, LawKind, PointParams, Thinning};
 use qsweep::engine::cpu::CpuEngine;
-use qsweep::engine::schedule::tiles_for_point;
+use qsweep::engine::schedule::{tiles_for_point, tiles_for_points};
 use qsweep::engine::{Batch, Engine};
 use qsweep::run;
 use qsweep::run::rounds::run_growing;
@@ -562,13 +562,7 @@ fn point(index: u32, k: u32, policy: u32, servers: u32, arrival: Law, service: L
 }
 
 fn run_points(params: &[PointParams], reps: u32, engine: &mut dyn Engine) -> Vec<Vec<RepResult>> {
-    let mut tiles = Vec::new();
-    let mut slots = 0;
-    for i in 0..params.len() as u32 {
-        let (t, n) = tiles_for_point(i, reps, slots);
-        tiles.extend(t);
-        slots += n;
-    }
+    let (tiles, slots) = tiles_for_points(params.len() as u32, reps);
     let batch = Batch {
         params,
         tiles: &tiles,
@@ -793,13 +787,7 @@ fn run_grown(
     reps: u32,
     engine: &mut dyn Engine,
 ) -> (Vec<Vec<RepResult>>, Vec<Vec<u64>>, Vec<u32>) {
-    let mut tiles = Vec::new();
-    let mut slots = 0;
-    for i in 0..params.len() as u32 {
-        let (t, n) = tiles_for_point(i, reps, slots);
-        tiles.extend(t);
-        slots += n;
-    }
+    let (tiles, slots) = tiles_for_points(params.len() as u32, reps);
     let batch = Batch {
         params,
         tiles: &tiles,

@@ -10,7 +10,7 @@ use common::law;
 use qsweep::contract::{Kernel, Law, LawKind, PointParams, Thinning};
 use qsweep::engine::cpu::CpuEngine;
 use qsweep::engine::gpu::{HeapMemory, SegmentLayout};
-use qsweep::engine::schedule::tiles_for_point;
+use qsweep::engine::schedule::tiles_for_points;
 use qsweep::engine::{Batch, Engine};
 
 fn point(
@@ -222,13 +222,7 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
     }
 
     let reps = 40;
-    let mut tiles = Vec::new();
-    let mut slots = 0;
-    for i in 0..params.len() as u32 {
-        let (t, n) = tiles_for_point(i, reps, slots);
-        tiles.extend(t);
-        slots += n;
-    }
+    let (tiles, slots) = tiles_for_points(params.len() as u32, reps);
     let batch = Batch {
         params: &params,
         tiles: &tiles,

@@ -22,6 +22,18 @@ pub fn batch_start(reps: u32, n: u32, b: u32) -> u32 {
     (u64::from(reps) * u64::from(b) / u64::from(n)) as u32
 }
 
+/// Tiles for points `0..points` of a batch, `reps` replications each, their
+/// histogram slots in point order: the tiles and the number of slots.
+pub fn tiles_for_points(points: u32, reps: u32) -> (Vec<Tile>, u32) {
+    let (mut tiles, mut slots) = (Vec::new(), 0);
+    for i in 0..points {
+        let (t, n) = tiles_for_point(i, reps, slots);
+        tiles.extend(t);
+        slots += n;
+    }
+    (tiles, slots)
+}
+
 /// Tiles for one point: `param_index` is the point's index in the batch's
 /// parameter array and `first_slot` its first histogram slot. Returns the
 /// tiles and the number of slots used (one per histogram batch).

@@ -8,7 +8,7 @@ use super::buffers::BatchBuffers;
 use super::plan::{BatchPlan, KernelRates, PassLength, SegmentLayout, TARGET_PASS_SECONDS};
 use super::*;
 use crate::contract::{Kernel, PointParams, Tile, HIST_WORDS_PER_BIN};
-use crate::engine::schedule::tiles_for_point;
+use crate::engine::schedule::tiles_for_points;
 
 /// A spec's points as one batch: parameters, tiles, table, slots.
 struct OwnedBatch {
@@ -23,12 +23,7 @@ impl OwnedBatch {
         let spec = crate::spec::Spec::from_toml_str(toml, "test", Path::new(".")).unwrap();
         let (prepared, table) = crate::run::prepare(&spec, spec.points());
         let params: Vec<PointParams> = prepared.iter().map(|p| p.params).collect();
-        let (mut tiles, mut slots) = (Vec::new(), 0);
-        for i in 0..params.len() as u32 {
-            let (t, n) = tiles_for_point(i, spec.run.reps, slots);
-            tiles.extend(t);
-            slots += n;
-        }
+        let (tiles, slots) = tiles_for_points(params.len() as u32, spec.run.reps);
         Self {
             params,
             tiles,
