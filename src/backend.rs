@@ -1,9 +1,12 @@
 //! Choosing an engine: `--backend auto|gpu|cpu` and `--adapter`.
 //!
-//! `auto` takes a hardware GPU when there is one. With only a software
-//! adapter (lavapipe, WARP, SwiftShader) it measures both engines on a small
-//! calibration batch and takes the faster; with none it uses the CPU. The
-//! choice and its reason are reported in one line.
+//! `auto` measures a hardware GPU against the CPU engine on a
+//! device-filling batch of the sweep's own points ([`calibrate_on`]) and
+//! takes the faster; with only a software adapter (lavapipe, WARP,
+//! SwiftShader) or none it uses the CPU. The choice and its reason are
+//! reported in one line. A hardware GPU chosen by either `auto` or `gpu`
+//! keeps its measured rate, which sizes the run's first engine call
+//! ([`GpuEngine::expect_rate`]): a device-sized call from the start.
 //!
 //! [`Backend`] is the one place the three names are spelled: the spec's
 //! `[run] backend`, `qsweep bench --backend` and `--from-meta` all parse them
@@ -11,11 +14,11 @@
 
 use std::fmt;
 use std::str::FromStr;
-use std::time::Instant;
 
 use anyhow::Result;
 
-use crate::contract::PointParams;
+use crate::contract::costs::loop_cost_per_customer;
+use crate::contract::{PointParams, MIN_SEGMENT_CUSTOMERS};
 use crate::engine::cpu::CpuEngine;
 use crate::engine::gpu::{list_adapters, AdapterChoice, AdapterClass, GpuEngine};
 use crate::engine::schedule::tiles_for_points;
@@ -87,8 +90,20 @@ pub struct Sample<'a> {
     pub table: &'a [f32],
 }
 
+/// Customers per replication of a calibration point: enough for four
+/// one-server segments ([`MIN_SEGMENT_CUSTOMERS`] each), so that a GPU
+/// runs them as it runs the sweep (side by side on hardware), and short
+/// enough for a calibration to take a fraction of a second.
+pub const CALIBRATION_CUSTOMERS: u32 = 4 * MIN_SEGMENT_CUSTOMERS;
+
+/// Seconds a calibration's timed batch may run, at most, on each engine:
+/// the watch stops it there (between a GPU's passes) and the customers so
+/// far count.
+pub const CALIBRATION_DEADLINE_SECONDS: f64 = 0.5;
+
 /// Up to one point per distinct pipeline (kernel, laws, thinning) of a sweep,
-/// shortened for calibration: 2000 customers per replication, no warm-up.
+/// shortened for calibration: [`CALIBRATION_CUSTOMERS`] per replication, no
+/// warm-up.
 pub fn calibration_sample(points: &[PointParams]) -> Vec<PointParams> {
     let mut seen = Vec::new();
     let mut out = Vec::new();
@@ -105,7 +120,7 @@ pub fn calibration_sample(points: &[PointParams]) -> Vec<PointParams> {
         }
         seen.push(key);
         let mut q = *p;
-        q.customers = 2_000;
+        q.customers = CALIBRATION_CUSTOMERS;
         q.warmup = 0;
         q.point_index = out.len() as u32;
         out.push(q);
@@ -135,9 +150,16 @@ pub fn choose_for(
             engine: Box::new(CpuEngine::new(threads)),
         }),
         Backend::Gpu => {
-            let gpu = GpuEngine::open(&choice)?;
+            let mut gpu = GpuEngine::open(&choice)?;
+            let measured = if gpu.adapter().class == AdapterClass::Hardware {
+                let m = calibrate_on(&mut gpu, sample)?;
+                gpu.expect_rate(m.loops_per_second);
+                format!(", measured at {:.2e} customers/s", m.customers_per_second)
+            } else {
+                String::new()
+            };
             Ok(Chosen {
-                reason: format!("gpu {} (--backend gpu)", gpu.label()),
+                reason: format!("gpu {} (--backend gpu{measured})", gpu.label()),
                 engine: Box::new(gpu),
             })
         }
@@ -197,10 +219,12 @@ fn auto(choice: &AdapterChoice, threads: usize, sample: &Sample) -> Result<Chose
     // A hardware adapter: measure both on the sweep's own points and take
     // the faster (a GPU loses on a tiny run), saying both rates.
     let mut cpu = cpu;
-    let (cpu_rate, gpu_rate) = (
-        calibrate_on(&mut cpu, sample)?,
+    let (cpu_rate, gpu_measured) = (
+        calibrate_on(&mut cpu, sample)?.customers_per_second,
         calibrate_on(&mut gpu, sample)?,
     );
+    let gpu_rate = gpu_measured.customers_per_second;
+    gpu.expect_rate(gpu_measured.loops_per_second);
     let detail = format!(
         "measured {} at {:.2e} customers/s, the CPU engine ({} threads) at {:.2e}",
         gpu.adapter().name,
@@ -221,10 +245,45 @@ fn auto(choice: &AdapterChoice, threads: usize, sample: &Sample) -> Result<Chose
     }
 }
 
-/// Customers/s of `engine` on `sample` (128 replications of each point),
-/// after a warm-up call.
-pub fn calibrate_on(engine: &mut dyn Engine, sample: &Sample) -> Result<f64> {
-    let reps = 128;
+/// An engine's speed on a calibration sample.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Measured {
+    pub customers_per_second: f64,
+    /// Loop iterations per second (customers weighted by
+    /// `loop_cost_per_customer`): the run loop's unit of work.
+    pub loops_per_second: f64,
+}
+
+/// The speed of `engine` on `sample`, after a warm-up call that compiles
+/// its pipelines: one batch as wide as the engine fills
+/// ([`CallSizing::fill_reps`] replications over the sample's points, at
+/// least 128 of each: a GPU measured on a few hundred replications reads as
+/// slow as its launch latency), timed until it ends or
+/// [`CALIBRATION_DEADLINE_SECONDS`] pass.
+///
+/// [`CallSizing::fill_reps`]: crate::engine::CallSizing::fill_reps
+pub fn calibrate_on(engine: &mut dyn Engine, sample: &Sample) -> Result<Measured> {
+    let points = sample.params.len().max(1) as u64;
+    let warm: Vec<PointParams> = sample
+        .params
+        .iter()
+        .map(|p| PointParams {
+            customers: 100,
+            ..*p
+        })
+        .collect();
+    let (tiles, slots) = tiles_for_points(warm.len() as u32, 64);
+    engine.run(&Batch {
+        params: &warm,
+        tiles: &tiles,
+        table: sample.table,
+        slots,
+    })?;
+    let reps = engine
+        .call_sizing()
+        .fill_reps
+        .div_ceil(points)
+        .clamp(128, u64::from(u32::MAX)) as u32;
     let (tiles, slots) = tiles_for_points(sample.params.len() as u32, reps);
     let batch = Batch {
         params: sample.params,
@@ -232,16 +291,21 @@ pub fn calibrate_on(engine: &mut dyn Engine, sample: &Sample) -> Result<f64> {
         table: sample.table,
         slots,
     };
-    engine.run(&batch)?;
-    let started = Instant::now();
-    engine.run(&batch)?;
-    let secs = started.elapsed().as_secs_f64().max(1e-9);
-    let customers: f64 = sample
+    let (customers, seconds) =
+        crate::run::estimate::timed_batch(engine, &batch, CALIBRATION_DEADLINE_SECONDS)?;
+    let seconds = seconds.max(1e-9);
+    // The sample's points all have the same customers and replications:
+    // a customer costs their mean loop cost.
+    let cost = sample
         .params
         .iter()
-        .map(|p| f64::from(reps) * f64::from(p.customers))
-        .sum();
-    Ok(customers / secs)
+        .map(|p| loop_cost_per_customer(p) as f64)
+        .sum::<f64>()
+        / points as f64;
+    Ok(Measured {
+        customers_per_second: customers / seconds,
+        loops_per_second: customers * cost / seconds,
+    })
 }
 
 #[cfg(test)]

@@ -32,6 +32,48 @@ use crate::contract::{PointParams, RepResult, Tile, HIST_BINS};
 /// Windows), long enough to amortise a call's set-up.
 pub const MAX_CALL_SECONDS: f64 = 0.25;
 
+/// How the run loop (`run::rounds`) sizes an engine's calls: what the
+/// engine knows of its own speed and of what one call can hold. The CPU
+/// engine takes the defaults; a GPU says how many replications fill it and
+/// what its bindings hold, so that calls are made device-sized and split
+/// before they are made, never by an engine's refusal.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CallSizing {
+    /// Work rate (loop iterations per second) the first call is sized by,
+    /// before any call of this run is measured: a calibration's or an
+    /// earlier run's on this engine. `None`: the run loop's deliberately
+    /// low `INITIAL_RATE`.
+    pub expected_rate: Option<f64>,
+    /// Replications a call holds at least, where the window has them (and
+    /// within `run::rounds::FILL_CALLS` calls' time): fewer leave a GPU
+    /// partly idle, and its measured rate is then not the device's.
+    pub fill_reps: u64,
+    /// Replications a call holds at most (their results are held on the
+    /// host).
+    pub max_reps: u64,
+    /// Tiles a call holds at most (a GPU's results in one binding).
+    pub max_tiles: u64,
+    /// Histogram slots a call holds at most (a GPU's histograms in one
+    /// binding).
+    pub max_slots: u64,
+}
+
+impl Default for CallSizing {
+    fn default() -> Self {
+        Self {
+            expected_rate: None,
+            fill_reps: 0,
+            max_reps: DEFAULT_MAX_CALL_REPS,
+            max_tiles: u64::MAX,
+            max_slots: u64::MAX,
+        }
+    }
+}
+
+/// Replications in one engine call, at most, unless the engine says
+/// otherwise ([`CallSizing::max_reps`]).
+pub const DEFAULT_MAX_CALL_REPS: u64 = 1 << 16;
+
 /// Work for one engine call.
 pub struct Batch<'a> {
     pub params: &'a [PointParams],
@@ -171,6 +213,11 @@ pub trait Engine {
     /// long call then still reports points as they complete.
     fn streams(&self) -> bool {
         false
+    }
+
+    /// How the run loop should size this engine's calls ([`CallSizing`]).
+    fn call_sizing(&self) -> CallSizing {
+        CallSizing::default()
     }
 
     /// Seconds the device spent on the last call's dispatches, where the

@@ -408,6 +408,13 @@ fn timed_call(
         table,
         slots,
     };
+    timed_batch(engine, &batch, deadline)
+}
+
+/// Runs `batch` until done or `deadline` seconds have passed (the engine is
+/// watched: the CPU stops inside replications, a GPU between passes):
+/// (customers simulated, warm-up included, seconds).
+pub fn timed_batch(engine: &mut dyn Engine, batch: &Batch, deadline: f64) -> Result<(f64, f64)> {
     let stop = AtomicBool::new(false);
     let counted = AtomicU64::new(0);
     let watch = Watch {
@@ -416,7 +423,10 @@ fn timed_call(
     };
     // Customers of the finished tiles, exact; the engine's count also has
     // those of unfinished replications, but only every `Watch::EVERY`.
-    let per_rep = f64::from(q.customers) + f64::from(q.warmup);
+    let per_rep = |tile: usize| {
+        let p = &batch.params[batch.tiles[tile].param_index as usize];
+        f64::from(p.customers) + f64::from(p.warmup)
+    };
     let mut finished_customers = 0.0;
     let started = Instant::now();
     let finished = AtomicBool::new(false);
@@ -431,8 +441,8 @@ fn timed_call(
                 std::thread::sleep(Duration::from_millis(2));
             }
         });
-        let r = engine.run_watched(&batch, watch, &mut |t| {
-            finished_customers += t.reps.len() as f64 * per_rep;
+        let r = engine.run_watched(batch, watch, &mut |t| {
+            finished_customers += t.reps.len() as f64 * per_rep(t.tile);
             Ok(())
         });
         finished.store(true, Ordering::Relaxed);

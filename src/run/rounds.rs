@@ -82,13 +82,13 @@ use super::precision::{converged, next_total, MAX_REPS, MIN_FIRST_ROUND};
 use crate::contract::costs::loop_cost_per_customer;
 use crate::contract::{dispatch, rep_status, PointParams, RepResult, Tile, HIST_BINS, TILE_REPS};
 use crate::engine::schedule::{batch_start, hist_batches};
-use crate::engine::{Batch, BatchOutput, Cancelled, Engine, TileDone, Watch};
+use crate::engine::{Batch, BatchOutput, CallSizing, Cancelled, Engine, TileDone, Watch};
 use crate::progress;
 use crate::stats::{self, point_stats, PointStats};
 
-/// Replications in one engine call, at most (the call's results are held
-/// in memory).
-pub const CHUNK_REPS: u64 = 1 << 16;
+/// Replications in one engine call, at most, unless the engine's
+/// [`CallSizing`] says otherwise (the call's results are held in memory).
+pub const CHUNK_REPS: u64 = crate::engine::DEFAULT_MAX_CALL_REPS;
 /// Wall time one engine call aims at when the engine hands its results
 /// over only at the end (the GPU): rows, progress and the stop flag then
 /// move at least this often.
@@ -103,8 +103,15 @@ pub const STREAMING_CALL_SECONDS: f64 = 10.0;
 pub const INITIAL_RATE: f64 = 2e8;
 /// The first call aims at this many seconds at [`INITIAL_RATE`].
 const FIRST_CALL_SECONDS: f64 = 0.25;
-/// Most a call's measured rate may raise the next call's size.
+/// Most a call's measured rate may raise the next call's size (unless the
+/// call filled the device: its rate is then the device's, not a guess).
 const MAX_RATE_GROWTH: f64 = 4.0;
+/// A call grows to the engine's [`CallSizing::fill_reps`] replications
+/// within this many calls' work at the rate ([`CALL_SECONDS`] each): a GPU
+/// measured or calibrated at its full width runs the default study in one
+/// call, while a slow device, or one not yet measured, still returns rows
+/// and listens to Ctrl-C between passes of bounded calls.
+pub const FILL_CALLS: f64 = 8.0;
 /// Memory the points in flight may hold (their histograms and
 /// replication results), beyond the first point.
 pub const WINDOW_BYTES: u64 = 256 << 20;
@@ -371,6 +378,8 @@ struct Window<'p> {
     rate_known: bool,
     /// The engine hands tiles over as they finish ([`Engine::streams`]).
     streams: bool,
+    /// What the engine's calls should and may hold.
+    sizing: CallSizing,
 }
 
 /// Whose a tile of a call is.
@@ -473,7 +482,10 @@ impl<'p> Window<'p> {
                 return;
             }
             if !self.states.is_empty()
-                && (work >= budget || reps >= CHUNK_REPS || bytes >= WINDOW_BYTES)
+                && ((work >= budget && reps >= self.sizing.fill_reps)
+                    || work >= budget * FILL_CALLS
+                    || reps >= self.sizing.max_reps
+                    || bytes >= WINDOW_BYTES)
             {
                 return;
             }
@@ -487,7 +499,10 @@ impl<'p> Window<'p> {
     }
 
     /// The next call: the window's pending replications in grid order, up
-    /// to `budget` work and [`CHUNK_REPS`] replications (at least one).
+    /// to `budget` work (or the engine's `fill_reps` replications, within
+    /// [`FILL_CALLS`] budgets) and within the engine's limits on
+    /// replications, tiles and histogram slots (at least one replication):
+    /// a call is cut to what the engine's bindings hold before it is made.
     /// Tiles of a point whose dispatch queues may overflow get a histogram
     /// slot each (so an overflowed tile can be accounted for, or not, on
     /// its own); the others one per piece of a section. A point's undo
@@ -512,8 +527,28 @@ impl<'p> Window<'p> {
                         None => break,
                     },
                 };
+                let sizing = &self.sizing;
                 let room_work = ((budget - call.work) / cost).floor().max(0.0) as u64;
-                let room = room_work.min(CHUNK_REPS - reps);
+                let room_fill = sizing
+                    .fill_reps
+                    .saturating_sub(reps)
+                    .min(((budget * FILL_CALLS - call.work) / cost).floor().max(0.0) as u64);
+                // Tiles and slots: a tile per TILE_REPS replications, and a
+                // slot per tile or one for the piece.
+                let tiles_left = sizing.max_tiles.saturating_sub(call.tiles.len() as u64);
+                let slots_left = sizing.max_slots.saturating_sub(u64::from(call.slots));
+                let room_bindings = if slot_per_tile {
+                    tiles_left.min(slots_left)
+                } else if slots_left == 0 {
+                    0
+                } else {
+                    tiles_left
+                }
+                .saturating_mul(u64::from(TILE_REPS));
+                let room = room_work
+                    .max(room_fill)
+                    .min(sizing.max_reps.saturating_sub(reps))
+                    .min(room_bindings);
                 let mut take = u64::from(count).min(room) as u32;
                 if take == 0 {
                     if reps > 0 {
@@ -717,11 +752,12 @@ impl<'p> Window<'p> {
 
     /// Learns from a call of `work` that took `seconds`: a slower rate at
     /// once, a faster one at most [`MAX_RATE_GROWTH`]-fold per call unless
-    /// the engine streams (a short call's rate is noisy).
-    fn measured(&mut self, work: f64, seconds: f64) {
+    /// the engine streams or the call `filled` the engine (a short call's
+    /// rate is noisy; a device-filling one is the device's).
+    fn measured(&mut self, work: f64, seconds: f64, filled: bool) {
         if work > 0.0 && seconds > 0.0 {
             let rate = work / seconds;
-            self.rate = if self.streams || !self.rate_known {
+            self.rate = if self.streams || !self.rate_known || filled {
                 rate
             } else {
                 rate.min(self.rate * MAX_RATE_GROWTH)
@@ -801,14 +837,16 @@ fn run_loop<'p>(
             p.grid.index
         );
     }
+    let sizing = engine.call_sizing();
     let mut window = Window {
         points,
         reps,
         first: 0,
         states: VecDeque::new(),
-        rate: rate.unwrap_or(INITIAL_RATE),
-        rate_known: rate.is_some(),
+        rate: rate.or(sizing.expected_rate).unwrap_or(INITIAL_RATE),
+        rate_known: rate.or(sizing.expected_rate).is_some(),
         streams: engine.streams(),
+        sizing,
     };
     while !window.finished() {
         if run.watch.stopped() {
@@ -824,7 +862,17 @@ fn run_loop<'p>(
         );
         let started = Instant::now();
         match run_call(engine, &mut window, &call, run, on_point)? {
-            Ok(()) => window.measured(call.work, started.elapsed().as_secs_f64()),
+            Ok(()) => {
+                let fill = window.sizing.fill_reps;
+                let filled = fill > 0
+                    && call
+                        .tiles
+                        .iter()
+                        .map(|t| u64::from(t.rep_count))
+                        .sum::<u64>()
+                        >= fill;
+                window.measured(call.work, started.elapsed().as_secs_f64(), filled)
+            }
             Err((e, _)) if !run.isolate => return Err(e),
             Err((e, delivered)) => {
                 // The tiles it did not finish, point by point: a point the

@@ -20,12 +20,15 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use super::{hand_over, Batch, BatchOutput, Cancelled, DeviceReport, Engine, TileDone, Watch};
+use super::{
+    hand_over, Batch, BatchOutput, CallSizing, Cancelled, DeviceReport, Engine, TileDone, Watch,
+};
 use crate::contract::Kernel;
 
 mod adapter;
 mod buffers;
 mod layout;
+mod pass_rates;
 mod peak;
 mod pipelines;
 mod plan;
@@ -45,13 +48,15 @@ pub use pipelines::{
 };
 pub use plan::{
     pass_customers, SegmentLayout, LOOP_BUDGET, MAX_GPU_SERVERS, MAX_PASS_CUSTOMERS,
-    SIDE_BY_SIDE_BELOW_REPS, TARGET_PASS_SECONDS,
+    SIDE_BY_SIDE_BELOW_REPS,
 };
 pub use variants::{every_variant, resource_needs, write_kernels, KernelVariant, ResourceNeeds};
 
 use buffers::BatchBuffers;
+pub use pass_rates::TARGET_PASS_SECONDS;
+use pass_rates::{PassLength, PassRates};
 use pipelines::PipelineCache;
-use plan::{BatchPlan, KernelRates, PassLength};
+use plan::BatchPlan;
 
 /// An open device: what every step submits to, and what its errors name.
 struct OpenDevice {
@@ -84,8 +89,8 @@ pub struct GpuEngine {
     gpu: OpenDevice,
     limits: wgpu::Limits,
     pipelines: PipelineCache,
-    /// How passes are cut, and each kernel's measured rate.
-    rates: KernelRates,
+    /// How passes are cut, and each pipeline's fitted pass times.
+    rates: PassRates,
     /// What the device did since the engine opened.
     report: DeviceReport,
     /// Seconds the device spent in the last `run`: summed timestamp queries
@@ -96,7 +101,20 @@ pub struct GpuEngine {
     /// One-server segments' layout, when not the adapter's choice
     /// ([`SegmentLayout::for_batch`]): for tests.
     segment_layout: Option<SegmentLayout>,
+    /// Loop iterations per second this engine is expected to run a call
+    /// at: a calibration's ([`Self::expect_rate`]), or its own last
+    /// device-filling call's. What sizes a run's first call
+    /// ([`CallSizing::expected_rate`]). Software adapters keep none.
+    expected_rate: Option<f64>,
 }
+
+/// Replications a call to a hardware adapter holds at least, where a run
+/// has them ([`CallSizing::fill_reps`]), and at most: about the threads a
+/// large discrete GPU keeps resident (an H200: 132 SMs × 2048 = 270,336),
+/// so that one call puts every replication of a pipeline group in flight
+/// at once (one dispatch per group, see `plan`). Its results on the host
+/// are 2^18 × 40 bytes (10 MiB), three times over.
+pub const HARDWARE_CALL_REPS: u64 = 1 << 18;
 
 impl GpuEngine {
     /// Open an adapter: the named one, or wgpu's high-performance choice
@@ -169,11 +187,12 @@ impl GpuEngine {
             },
             pipelines: PipelineCache::new(&limits, preferred),
             limits,
-            rates: KernelRates::new(pass_length),
+            rates: PassRates::new(pass_length),
             report,
             last_device_seconds: 0.0,
             timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
             segment_layout: segment_layout_from_env()?,
+            expected_rate: None,
         };
         // Compile the commonest pipelines now, so a broken driver fails here.
         for kernel in [Kernel::Lindley, Kernel::KieferWolfowitz] {
@@ -186,6 +205,20 @@ impl GpuEngine {
 
     pub fn adapter(&self) -> &AdapterDesc {
         &self.gpu.desc
+    }
+
+    /// Size later runs' first calls for `loops_per_second` (a calibration
+    /// on the sweep's own points: `backend::calibrate_on`). Ignored on a
+    /// software adapter, whose calls are sized as the CPU's.
+    pub fn expect_rate(&mut self, loops_per_second: f64) {
+        if self.hardware() && loops_per_second.is_finite() && loops_per_second > 0.0 {
+            self.expected_rate = Some(loops_per_second);
+        }
+    }
+
+    /// Whether the engine plans for a hardware GPU ([`AdapterClass`]).
+    fn hardware(&self) -> bool {
+        self.gpu.desc.class == AdapterClass::Hardware
     }
 
     /// Keep small queues' heaps in `memory` where they fit (by default
@@ -231,6 +264,34 @@ impl Engine for GpuEngine {
         Some(self.report.clone())
     }
 
+    /// On hardware: calls of [`HARDWARE_CALL_REPS`] replications (the
+    /// window permitting), the first sized by the expected rate. Always:
+    /// no call with more results or histograms than one binding holds (the
+    /// plan would refuse it; the run loop cuts it before).
+    fn call_sizing(&self) -> CallSizing {
+        let binding = self
+            .limits
+            .max_storage_buffer_binding_size
+            .min(self.limits.max_buffer_size);
+        let tile_bytes = u64::from(crate::contract::TILE_REPS)
+            * std::mem::size_of::<crate::contract::RepResult>() as u64;
+        let slot_bytes = u64::from(crate::contract::HIST_BINS)
+            * u64::from(crate::contract::HIST_WORDS_PER_BIN)
+            * 4;
+        let (fill_reps, max_reps) = if self.hardware() {
+            (HARDWARE_CALL_REPS, HARDWARE_CALL_REPS)
+        } else {
+            (0, crate::engine::DEFAULT_MAX_CALL_REPS)
+        };
+        CallSizing {
+            expected_rate: self.expected_rate,
+            fill_reps,
+            max_reps,
+            max_tiles: (binding / tile_bytes).max(1),
+            max_slots: (binding / slot_bytes).max(1),
+        }
+    }
+
     fn run(&mut self, batch: &Batch) -> Result<BatchOutput> {
         Ok(self.run_timed(batch, Watch::none())?.0)
     }
@@ -249,6 +310,7 @@ impl Engine for GpuEngine {
         }
         let started = Instant::now();
         let (out, tile_seconds) = self.run_timed(batch, watch)?;
+        self.learn_rate(batch, started.elapsed().as_secs_f64());
         // The passes counted the customers already.
         let counted = AtomicU64::new(0);
         let quiet = Watch {
@@ -261,6 +323,30 @@ impl Engine for GpuEngine {
 }
 
 impl GpuEngine {
+    /// After a call of `batch` that took `seconds`: on hardware, its rate
+    /// becomes the expected one when the call filled the device (or beat
+    /// the expectation: a partial call that is faster still says so).
+    fn learn_rate(&mut self, batch: &Batch, seconds: f64) {
+        if !self.hardware() || seconds <= 0.0 {
+            return;
+        }
+        let work: f64 = batch
+            .tiles
+            .iter()
+            .map(|t| {
+                let p = &batch.params[t.param_index as usize];
+                f64::from(t.rep_count)
+                    * (f64::from(p.customers) + f64::from(p.warmup))
+                    * crate::contract::costs::loop_cost_per_customer(p) as f64
+            })
+            .sum();
+        let rate = work / seconds;
+        let filled = batch.total_reps() as u64 >= HARDWARE_CALL_REPS;
+        if filled || self.expected_rate.is_some_and(|r| rate > r) {
+            self.expected_rate = Some(rate);
+        }
+    }
+
     /// How `batch`'s one-server segments run: as forced, else as the
     /// adapter and the batch's size suit.
     fn layout_for(&self, batch: &Batch) -> SegmentLayout {

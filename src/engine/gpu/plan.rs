@@ -16,11 +16,17 @@
 //! [`SegmentLayout`]). [`PassLength`] says how long a pass is: on a software
 //! adapter (lavapipe) [`pass_customers`], which keeps every invocation under
 //! [`LOOP_BUDGET`]; on hardware about [`TARGET_PASS_SECONDS`] of device time,
-//! from the kernel's measured rate ([`KernelRates`]).
+//! from the pipeline's fitted pass times ([`PassRates`]).
+//!
+//! [`TARGET_PASS_SECONDS`]: super::pass_rates::TARGET_PASS_SECONDS
+//! [`PassLength`]: super::pass_rates::PassLength
+//! [`PassRates`]: super::pass_rates::PassRates
 
 use anyhow::{bail, Result};
 
 use super::layout::LANE_STATE_BYTES;
+#[cfg(test)]
+use super::pass_rates::PassRates;
 use super::Specialization;
 use crate::contract::costs::loop_cost_per_customer;
 use crate::contract::{
@@ -88,42 +94,6 @@ pub(super) fn check_gpu_limits(params: &[PointParams], software: bool) -> Result
     }
     Ok(())
 }
-
-/// Device time one pass should take on a hardware adapter. Short enough to
-/// stay far from OS GPU watchdogs (Windows resets a device whose work runs
-/// about 2 s, TDR's default) and for a stop flag checked between passes to
-/// answer within a few of them (at most [`PASSES_IN_FLIGHT`] + 1 passes are
-/// queued or running); long enough that a pass's fixed cost on the host and
-/// the device (encoding, submission, a launch: tens of microseconds) stays
-/// near 0.1% of it.
-///
-/// [`PASSES_IN_FLIGHT`]: super::timer::PASSES_IN_FLIGHT
-pub const TARGET_PASS_SECONDS: f64 = 0.03;
-
-/// Loop iterations ([`loop_cost_per_customer`] × customers, summed over a
-/// pass's replications) per second that a hardware adapter is assumed to run
-/// before its kernel has been measured. Lavapipe's slowest kernel on the
-/// development machine's two cores runs about this many (README, Speed: jsq
-/// with R = 100 at 9 × 10⁵ customers/s, about 100 loop iterations each; its
-/// M/M/1 runs 2 × 10⁹), and any hardware GPU is faster, so a first pass takes
-/// at most about [`TARGET_PASS_SECONDS`]. Later passes grow from
-/// measurements, at most [`MAX_SPEEDUP_PER_PASS`] times per pass.
-pub(super) const START_LOOPS_PER_SECOND: f64 = 1e8;
-
-/// Device time a kernel's first pass is sized for, before any of its passes
-/// has been measured: a tenth of [`TARGET_PASS_SECONDS`], so that on a device
-/// 100 times slower than [`START_LOOPS_PER_SECOND`] the first pass still
-/// ends in about 0.3 s, far inside Windows' 2 s watchdog (a pass's length is
-/// fixed before it runs; only the next one can learn from it). On a fast
-/// device the extra passes this costs are a few launches
-/// (`tests.rs`: a device 1000 times faster reaches its target in 4 passes).
-const FIRST_PASS_SECONDS: f64 = TARGET_PASS_SECONDS / 10.0;
-
-/// How much faster than predicted one measured pass may make the next: a
-/// pass measured as (say) 100x faster than expected (a timer glitch, or a
-/// first pass that was mostly launch latency) lengthens the next ones step
-/// by step, while a slower pass shortens them at once.
-const MAX_SPEEDUP_PER_PASS: f64 = 8.0;
 
 /// Customers per replication in one pass, at most: a workgroup's tile
 /// histogram (`tile_hist` in common.wgsl) holds a pass's counts of its
@@ -216,142 +186,6 @@ impl SegmentLayout {
     }
 }
 
-/// How one adapter's passes are cut.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum PassLength {
-    /// A software adapter: [`pass_customers`] (its loop cap, [`LOOP_BUDGET`]).
-    LoopBudget,
-    /// A hardware adapter: [`TARGET_PASS_SECONDS`] at the measured rate;
-    /// `loop_capped` where the adapter is software planned as hardware
-    /// (`QSWEEP_ADAPTER_CLASS=hardware`), whose passes also stay within its
-    /// loop cap, or its loops would end early (and above an eighth of it).
-    Timed { loop_capped: bool },
-    /// This many customers per pass (tests: the results must not depend on
-    /// the cutting).
-    #[cfg(test)]
-    Fixed(u32),
-}
-
-impl PassLength {
-    /// Adapters planned as software ([`AdapterClass`]) cap loop iterations;
-    /// hardware ones are timed.
-    ///
-    /// [`AdapterClass`]: super::AdapterClass
-    pub fn for_adapter(desc: &super::AdapterDesc) -> Self {
-        match desc.class {
-            super::AdapterClass::Software => Self::LoopBudget,
-            super::AdapterClass::Hardware => Self::Timed {
-                loop_capped: desc.is_software,
-            },
-        }
-    }
-}
-
-/// A kernel's measured speed: loop iterations per replication per second on
-/// a pass of `lanes` replications. A pass of `L` replications is predicted
-/// to take as long per replication below `lanes` (the device was not full),
-/// and proportionally longer above it (the device may have been full):
-/// both err on the long side, so a pass stays within its target.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Rate {
-    lane_loops_per_second: f64,
-    lanes: u64,
-}
-
-impl Rate {
-    /// Before any measurement: [`START_LOOPS_PER_SECOND`] for the whole
-    /// device, shared by its replications.
-    const START: Rate = Rate {
-        lane_loops_per_second: START_LOOPS_PER_SECOND,
-        lanes: 1,
-    };
-
-    /// Predicted seconds of a pass of `customers` per replication over
-    /// `lanes` replications costing `cost` loop iterations per customer.
-    fn seconds(&self, lanes: u64, customers: f64, cost: u64) -> f64 {
-        let crowding = (lanes as f64 / self.lanes as f64).max(1.0);
-        customers * cost as f64 / self.lane_loops_per_second * crowding
-    }
-}
-
-/// What cuts a device's passes: its [`PassLength`] and, for timed passes,
-/// each kernel's measured rate, updated as passes retire.
-pub(super) struct KernelRates {
-    pub pass_length: PassLength,
-    measured: [Option<Rate>; Kernel::ALL.len()],
-}
-
-impl KernelRates {
-    pub fn new(pass_length: PassLength) -> Self {
-        Self {
-            pass_length,
-            measured: [None; Kernel::ALL.len()],
-        }
-    }
-
-    fn rate(&self, kernel: Kernel) -> Rate {
-        self.measured[kernel as usize].unwrap_or(Rate::START)
-    }
-
-    /// The end of `d`'s pass that starts at customer `begin`: never past
-    /// `d.max_total`.
-    pub fn pass_end(&self, d: &DispatchPlan, begin: u32) -> u32 {
-        let len = match self.pass_length {
-            PassLength::LoopBudget => d.loop_budget_pass,
-            PassLength::Timed { loop_capped } => {
-                let rate = self.rate(d.spec.kernel);
-                let target = if self.measured[d.spec.kernel as usize].is_some() {
-                    TARGET_PASS_SECONDS
-                } else {
-                    FIRST_PASS_SECONDS
-                };
-                let per_customer = rate.seconds(d.lanes(), 1.0, d.cost);
-                let timed =
-                    (target / per_customer).clamp(1.0, f64::from(MAX_PASS_CUSTOMERS)) as u32;
-                if loop_capped {
-                    // Within the loop cap, and not under an eighth of it: a
-                    // software adapter's pass has a fixed cost near the
-                    // target (about 20 ms on lavapipe), which this rate model
-                    // does not separate from the customers' time, so timed
-                    // passes there would shrink towards one customer each.
-                    timed.clamp(d.loop_budget_pass.div_ceil(8), d.loop_budget_pass)
-                } else {
-                    timed
-                }
-            }
-            #[cfg(test)]
-            PassLength::Fixed(n) => n.clamp(1, MAX_PASS_CUSTOMERS),
-        };
-        begin.saturating_add(len).min(d.max_total)
-    }
-
-    /// Account for a retired pass of `d` that ran `customers` per replication
-    /// in `seconds`: the kernel's rate becomes this pass's, at most
-    /// [`MAX_SPEEDUP_PER_PASS`] times faster than the old rate predicted.
-    pub fn record(&mut self, d: &DispatchPlan, customers: u32, seconds: f64) {
-        let kernel = d.spec.kernel;
-        let (lanes, customers) = (d.lanes(), f64::from(customers));
-        let predicted = self.rate(kernel).seconds(lanes, customers, d.cost);
-        let seconds = seconds.max(predicted / MAX_SPEEDUP_PER_PASS);
-        if customers > 0.0 && seconds > 0.0 {
-            self.measured[kernel as usize] = Some(Rate {
-                lane_loops_per_second: customers * d.cost as f64 / seconds,
-                lanes,
-            });
-        }
-    }
-
-    /// As if `d`'s kernel had been measured at `customers_per_second` (all
-    /// of `d`'s replications together).
-    #[cfg(test)]
-    pub fn assume(&mut self, d: &DispatchPlan, customers_per_second: f64) {
-        self.measured[d.spec.kernel as usize] = Some(Rate {
-            lane_loops_per_second: customers_per_second * d.cost as f64 / d.lanes() as f64,
-            lanes: d.lanes(),
-        });
-    }
-}
-
 /// Tiles of one pipeline that run together, pass by pass.
 pub(super) struct DispatchPlan {
     pub spec: Specialization,
@@ -366,7 +200,7 @@ pub(super) struct DispatchPlan {
     pub loop_budget_pass: u32,
     /// Loop iterations per customer (the largest
     /// [`loop_cost_per_customer`] over the tiles' points), which scales the
-    /// kernel's measured rate to this dispatch.
+    /// pipeline's fitted pass time to this dispatch.
     pub cost: u64,
     /// Most steps among the tiles' replications ([`SegmentLayout::steps`]:
     /// customers, warm-up included, unless segments run side by side).
@@ -497,7 +331,7 @@ impl BatchPlan {
 
     /// Passes the plan takes with `rates` held fixed (no new measurement).
     #[cfg(test)]
-    pub fn passes(&self, rates: &KernelRates) -> u64 {
+    pub fn passes(&self, rates: &PassRates) -> u64 {
         self.dispatches.iter().map(|d| d.passes(rates)).sum()
     }
 }
@@ -505,7 +339,7 @@ impl BatchPlan {
 impl DispatchPlan {
     /// Passes the dispatch takes with `rates` held fixed.
     #[cfg(test)]
-    pub fn passes(&self, rates: &KernelRates) -> u64 {
+    pub fn passes(&self, rates: &PassRates) -> u64 {
         let (mut begin, mut n) = (0, 0);
         while begin < self.max_total {
             begin = rates.pass_end(self, begin);

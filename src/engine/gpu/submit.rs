@@ -1,6 +1,6 @@
 //! Running a planned batch: each dispatch's passes encoded and submitted in
-//! order, [`PASSES_IN_FLIGHT`] deep, each cut by [`KernelRates::pass_end`]
-//! and retired with its time, which updates the kernel's measured rate.
+//! order, [`PASSES_IN_FLIGHT`] deep, each cut by [`PassRates::pass_end`]
+//! and retired with its time, which refits the pipeline's pass-time model.
 //! Per pass only its `DispatchInfo` is written (into the slot's uniform
 //! buffer); buffers and bind groups are made once per batch and dispatch.
 //! Each retired pass's time is shared out over its tiles, and its customers
@@ -15,8 +15,9 @@ use anyhow::{anyhow, bail, Result};
 
 use super::buffers::BatchBuffers;
 use super::layout::DispatchInfo;
+use super::pass_rates::PassRates;
 use super::pipelines::PipelineCache;
-use super::plan::{BatchPlan, DispatchPlan, KernelRates, SegmentLayout};
+use super::plan::{BatchPlan, DispatchPlan, SegmentLayout};
 use super::timer::{PassTimer, PASSES_IN_FLIGHT, PASSES_PER_READ};
 use super::OpenDevice;
 use crate::contract::{Kernel, PointParams, TILE_REPS};
@@ -46,7 +47,7 @@ pub(super) fn run_passes(
     plan: &BatchPlan,
     params: &[PointParams],
     buffers: &BatchBuffers,
-    rates: &mut KernelRates,
+    rates: &mut PassRates,
     timestamps: bool,
     watch: Watch<'_>,
 ) -> Result<(PassTally, Vec<f64>)> {
@@ -246,7 +247,7 @@ impl<'a> PassTracker<'a> {
     fn retire_oldest(
         &mut self,
         gpu: &OpenDevice,
-        rates: &mut KernelRates,
+        rates: &mut PassRates,
         timer: Option<&PassTimer>,
         shares: &Shares<'_>,
     ) -> Result<()> {

@@ -5,7 +5,8 @@
 use std::path::Path;
 
 use super::buffers::BatchBuffers;
-use super::plan::{BatchPlan, KernelRates, PassLength, SegmentLayout, TARGET_PASS_SECONDS};
+use super::pass_rates::{PassLength, PassRates, TARGET_PASS_SECONDS};
+use super::plan::{BatchPlan, SegmentLayout};
 use super::*;
 use crate::contract::{Kernel, PointParams, Tile, HIST_WORDS_PER_BIN};
 use crate::engine::schedule::tiles_for_points;
@@ -111,10 +112,10 @@ fn the_default_study_runs_each_pipeline_in_one_dispatch_on_a_large_gpu() {
 
     // Passes: lavapipe's loop budget against a hardware adapter measured at
     // 1e10 customers/s on each dispatch.
-    let budget = plan.passes(&KernelRates::new(PassLength::LoopBudget));
+    let budget = plan.passes(&PassRates::new(PassLength::LoopBudget));
     let mut hardware = 0;
     for d in &plan.dispatches {
-        let mut rates = KernelRates::new(PassLength::Timed { loop_capped: false });
+        let mut rates = PassRates::new(PassLength::Timed { loop_capped: false });
         rates.assume(d, 1e10);
         // Each full pass takes about the target at that rate.
         let first = rates.pass_end(d, 0);
@@ -134,6 +135,185 @@ fn the_default_study_runs_each_pipeline_in_one_dispatch_on_a_large_gpu() {
         plan.dispatches.len()
     );
     assert!(hardware * 10 <= budget, "{hardware} vs {budget}");
+}
+
+/// An H200 as the run loop sees it (plan-and-replay): the GPU engine's
+/// call sizing on hardware with an H200's limits and a modelled rate, each
+/// call recorded and answered by the CPU engine on a few customers per
+/// replication (only the calls' shapes are under test, not the numbers).
+struct ReplayedH200 {
+    calls: Vec<(Vec<PointParams>, Vec<Tile>, u32)>,
+    cpu: crate::engine::cpu::CpuEngine,
+}
+
+/// The modelled H200's rate in loop iterations per second: its resident
+/// threads (132 SMs × 2048) each running a loop iteration (a customer's
+/// draws and a recursion step, a few hundred instructions) every 200 cycles
+/// at 1.98 GHz.
+const H200_LOOPS_PER_SECOND: f64 = 132.0 * 2048.0 * 1.98e9 / 200.0;
+
+impl crate::engine::Engine for ReplayedH200 {
+    fn label(&self) -> String {
+        "replayed H200".to_string()
+    }
+
+    fn call_sizing(&self) -> crate::engine::CallSizing {
+        let limits = large_gpu_limits();
+        let tile = u64::from(crate::contract::TILE_REPS)
+            * std::mem::size_of::<crate::contract::RepResult>() as u64;
+        let slot = u64::from(crate::contract::HIST_BINS) * u64::from(HIST_WORDS_PER_BIN) * 4;
+        crate::engine::CallSizing {
+            expected_rate: Some(H200_LOOPS_PER_SECOND),
+            fill_reps: HARDWARE_CALL_REPS,
+            max_reps: HARDWARE_CALL_REPS,
+            max_tiles: limits.max_storage_buffer_binding_size / tile,
+            max_slots: limits.max_storage_buffer_binding_size / slot,
+        }
+    }
+
+    fn run(&mut self, batch: &Batch) -> anyhow::Result<crate::engine::BatchOutput> {
+        self.calls
+            .push((batch.params.to_vec(), batch.tiles.to_vec(), batch.slots));
+        let short: Vec<PointParams> = batch
+            .params
+            .iter()
+            .map(|p| PointParams {
+                customers: 64,
+                warmup: 0,
+                ..*p
+            })
+            .collect();
+        self.cpu.run(&Batch {
+            params: &short,
+            ..*batch
+        })
+    }
+}
+
+#[test]
+fn the_run_loop_gives_an_h200_the_default_study_in_device_sized_calls() {
+    let spec =
+        crate::spec::Spec::from_toml_str(crate::spec::SEED_TOML, "seed", Path::new(".")).unwrap();
+    let (points, table) = crate::run::prepare(&spec, spec.points());
+    let mut engine = ReplayedH200 {
+        calls: Vec::new(),
+        cpu: crate::engine::cpu::CpuEngine::new(2),
+    };
+    let mut rows = 0;
+    crate::run::run_points(&points, &table, spec.run.reps, &mut engine, &mut |_| {
+        rows += 1;
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(rows, points.len());
+    let mut groups: Vec<Specialization> = points
+        .iter()
+        .map(|p| Specialization::of(&p.params))
+        .collect();
+    groups.sort();
+    groups.dedup();
+    eprintln!(
+        "default study on a replayed H200: {} engine calls of {:?} replications, {} pipeline groups",
+        engine.calls.len(),
+        engine
+            .calls
+            .iter()
+            .map(|c| c.1.iter().map(|t| t.rep_count).sum::<u32>())
+            .collect::<Vec<_>>(),
+        groups.len()
+    );
+    // At most one call per pipeline group (here: one call in all) ...
+    assert!(
+        engine.calls.len() <= groups.len(),
+        "{} calls",
+        engine.calls.len()
+    );
+    let total: u64 = points.len() as u64 * u64::from(spec.run.reps);
+    let called: u64 = engine
+        .calls
+        .iter()
+        .flat_map(|c| c.1.iter())
+        .map(|t| u64::from(t.rep_count))
+        .sum();
+    assert_eq!(called, total, "every replication run once");
+    // ... each planned on the H200 as one dispatch per pipeline group in
+    // the call, with every replication in flight at once.
+    for (params, tiles, slots) in &engine.calls {
+        let batch = Batch {
+            params,
+            tiles,
+            table: &table,
+            slots: *slots,
+        };
+        let layout = SegmentLayout::for_batch(&batch, false, &large_gpu_limits());
+        let plan = BatchPlan::new(&batch, &large_gpu_limits(), layout).unwrap();
+        let mut in_call: Vec<Specialization> = params.iter().map(Specialization::of).collect();
+        in_call.sort();
+        in_call.dedup();
+        assert_eq!(plan.dispatches.len(), in_call.len());
+        let reps: u64 = tiles.iter().map(|t| u64::from(t.rep_count)).sum();
+        let lanes: u64 = plan.dispatches.iter().map(|d| d.lanes()).sum();
+        assert!(lanes >= reps, "{lanes} lanes for {reps} replications");
+    }
+}
+
+/// A window too big for one binding's histograms: the run loop cuts its
+/// calls before they are made (each within the engine's slots), never by
+/// an engine's refusal and a point-by-point retry.
+#[test]
+fn calls_are_cut_to_what_one_binding_holds_before_they_are_made() {
+    struct Small {
+        calls: Vec<(u32, usize)>,
+        cpu: crate::engine::cpu::CpuEngine,
+    }
+    impl crate::engine::Engine for Small {
+        fn label(&self) -> String {
+            "small".to_string()
+        }
+        fn call_sizing(&self) -> crate::engine::CallSizing {
+            crate::engine::CallSizing {
+                max_slots: 7,
+                max_tiles: 9,
+                ..Default::default()
+            }
+        }
+        fn run(&mut self, batch: &Batch) -> anyhow::Result<crate::engine::BatchOutput> {
+            self.calls.push((batch.slots, batch.tiles.len()));
+            if batch.slots > 7 || batch.tiles.len() > 9 {
+                anyhow::bail!(
+                    "{} slots, {} tiles: over the binding",
+                    batch.slots,
+                    batch.tiles.len()
+                );
+            }
+            self.cpu.run(batch)
+        }
+    }
+    let spec = crate::spec::Spec::from_toml_str(
+        "[sweep]\nrouting = [\"random\", \"jsq\"]\nservers = [2, 3, 4, 5, 6]\nrho = [0.5]\n\
+         service = [\"exp(mean=1)\"]\n[run]\nreps = 200\ncustomers = 500\nwarmup = 0\n",
+        "small",
+        Path::new("."),
+    )
+    .unwrap();
+    let (points, table) = crate::run::prepare(&spec, spec.points());
+    let mut engine = Small {
+        calls: Vec::new(),
+        cpu: crate::engine::cpu::CpuEngine::new(1),
+    };
+    let mut errors = 0;
+    crate::run::run_points(&points, &table, spec.run.reps, &mut engine, &mut |r| {
+        errors += usize::from(r.error.is_some());
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(errors, 0);
+    assert!(engine.calls.len() > 1);
+    assert!(
+        engine.calls.iter().all(|&(s, t)| s <= 7 && t <= 9),
+        "{:?}",
+        engine.calls
+    );
 }
 
 #[test]
@@ -173,22 +353,18 @@ fn timed_passes_start_conservatively_adapt_and_stop_at_the_end() {
     let layout = SegmentLayout::InTurn;
     let plan = BatchPlan::new(&owned.batch(), &large_gpu_limits(), layout).unwrap();
     let d = &plan.dispatches[0];
-    let mut rates = KernelRates::new(PassLength::Timed { loop_capped: false });
+    let mut rates = PassRates::new(PassLength::Timed { loop_capped: false });
     let first = rates.pass_end(d, 0);
     assert!(first >= 1 && first < d.max_total, "{first}");
-    // A pass 100x faster than predicted lengthens the next 8x at most in
-    // rate (the first pass aims at a tenth of the target, later ones at the
-    // target: 80x in customers).
+    // A pass 1000x faster than predicted lengthens the next 8x at most
+    // (the model is not trusted far beyond the passes it was fitted on).
     rates.record(d, first, TARGET_PASS_SECONDS / 1000.0);
     let second = rates.pass_end(d, 0);
-    assert!(
-        second > first && second <= 80 * (first + 1),
-        "{first} → {second}"
-    );
+    assert!(second > first && second <= 8 * first, "{first} → {second}");
     // A slow pass shortens the next at once.
     rates.record(d, second, 10.0 * TARGET_PASS_SECONDS);
     let third = rates.pass_end(d, 0);
-    assert!(third * 9 <= second, "{second} → {third}");
+    assert!(third * 4 <= second, "{second} → {third}");
     // Never past the longest replication, however fast.
     for _ in 0..40 {
         let len = rates.pass_end(d, 0);
@@ -201,42 +377,62 @@ fn timed_passes_start_conservatively_adapt_and_stop_at_the_end() {
         max_total: u32::MAX,
         ..*d
     };
+    for _ in 0..40 {
+        let len = rates.pass_end(&long, 0);
+        rates.record(&long, len, 1e-9);
+    }
     assert_eq!(rates.pass_end(&long, 0), MAX_PASS_CUSTOMERS);
 }
 
-/// A device that runs `loops_per_second` loop iterations per second over
-/// all its lanes (the model [`KernelRates`] assumes before measuring, at
-/// another speed), driven through the pass-sizing loop with its own clock:
-/// the seconds of every pass until the dispatch ends.
-fn fake_clock_passes(d: &super::plan::DispatchPlan, loops_per_second: f64) -> Vec<f64> {
-    let mut rates = KernelRates::new(PassLength::Timed { loop_capped: false });
+/// A device whose pass over a dispatch takes `fixed` seconds plus its loop
+/// iterations at `loops_per_second` over all its lanes, driven through the
+/// pass-sizing loop with its own clock: the (customers, seconds) of every
+/// pass until the dispatch ends.
+fn fake_clock_passes(
+    rates: &mut PassRates,
+    d: &super::plan::DispatchPlan,
+    loops_per_second: f64,
+    fixed: f64,
+) -> Vec<(u32, f64)> {
     let mut begin = 0;
-    let mut seconds = Vec::new();
+    let mut passes = Vec::new();
     while begin < d.max_total {
         let end = rates.pass_end(d, begin);
         let customers = end - begin;
-        let s = f64::from(customers) * d.cost as f64 * d.lanes() as f64 / loops_per_second;
+        let s = fixed + f64::from(customers) * d.cost as f64 * d.lanes() as f64 / loops_per_second;
         rates.record(d, customers, s);
-        seconds.push(s);
+        passes.push((customers, s));
         begin = end;
     }
-    seconds
+    passes
 }
 
-#[test]
-fn pass_sizing_reaches_its_target_fast_and_never_runs_long_on_a_fake_clock() {
-    // One long dispatch: 4096 M/M/1 replications of 10^8 customers.
+fn timed() -> PassRates {
+    PassRates::new(PassLength::Timed { loop_capped: false })
+}
+
+/// One long dispatch: 4096 M/M/1 replications of 10^8 customers.
+fn long_dispatch() -> (OwnedBatch, BatchPlan) {
     let owned = OwnedBatch::from_toml(
         "[sweep]\nrouting = [\"central\"]\nservers = [1]\nrho = [0.9]\n\
          service = [\"exp(mean=1)\"]\n[run]\nreps = 4096\ncustomers = 100000000\nwarmup = 0\n",
     );
     let plan = BatchPlan::new(&owned.batch(), &large_gpu_limits(), SegmentLayout::InTurn).unwrap();
+    (owned, plan)
+}
+
+#[test]
+fn pass_sizing_reaches_its_target_fast_and_never_runs_long_on_a_fake_clock() {
+    let (_owned, plan) = long_dispatch();
     let d = &plan.dispatches[0];
-    let guess = super::plan::START_LOOPS_PER_SECOND;
+    let guess = super::pass_rates::START_LOOPS_PER_SECOND;
     // 1000x faster than the first guess: passes reach half their target
     // within a few passes (each launch costs tens of microseconds), then
     // stay there.
-    let fast = fake_clock_passes(d, 1000.0 * guess);
+    let fast: Vec<f64> = fake_clock_passes(&mut timed(), d, 1000.0 * guess, 0.0)
+        .iter()
+        .map(|p| p.1)
+        .collect();
     let reached = fast
         .iter()
         .position(|&s| s >= 0.5 * TARGET_PASS_SECONDS)
@@ -261,18 +457,96 @@ fn pass_sizing_reaches_its_target_fast_and_never_runs_long_on_a_fake_clock() {
         max_total: 2_000,
         ..*d
     };
-    let slow = fake_clock_passes(&short, guess / 100.0);
-    let longest = slow.iter().cloned().fold(0.0, f64::max);
+    let slow = fake_clock_passes(&mut timed(), &short, guess / 100.0, 0.0);
+    let longest = slow.iter().map(|p| p.1).fold(0.0, f64::max);
     eprintln!("100x slower: longest pass {longest:.3} s of {}", slow.len());
     assert!(longest <= 1.0, "a pass of {longest} s");
     // 10x slower: after the first pass, passes keep to their target.
-    let slower = fake_clock_passes(&short, guess / 10.0);
+    let slower = fake_clock_passes(&mut timed(), &short, guess / 10.0, 0.0);
     assert!(
         slower[1..slower.len() - 1]
             .iter()
-            .all(|&s| s <= 1.5 * TARGET_PASS_SECONDS),
+            .all(|p| p.1 <= 1.5 * TARGET_PASS_SECONDS),
         "{slower:?}"
     );
+}
+
+#[test]
+fn a_fixed_cost_per_pass_is_fitted_and_never_collapses_the_passes() {
+    // A software adapter's pass costs about 20 ms whatever it holds
+    // (lavapipe), near the 30 ms target: a model of the loops' time alone
+    // read such passes as a slow kernel and shrank them to a few customers.
+    let (_owned, plan) = long_dispatch();
+    let d = super::plan::DispatchPlan {
+        max_total: 50_000_000,
+        ..plan.dispatches[0]
+    };
+    let speed = 1e11;
+    for fixed in [0.0, 0.005, 0.02, 0.1] {
+        let mut rates = timed();
+        let passes = fake_clock_passes(&mut rates, &d, speed, fixed);
+        let steady = &passes[passes.len() / 2..passes.len() - 1];
+        let (a, b) = rates.model(&d).unwrap();
+        eprintln!(
+            "fixed {fixed}: {} passes, steady {:?}, fitted a = {a:.4}, b = {b:.3e}",
+            passes.len(),
+            &steady[..2.min(steady.len())]
+        );
+        // The fit finds the device: its fixed cost and its loop time.
+        assert!((a - fixed).abs() <= 1e-3 + 0.05 * fixed, "{a} vs {fixed}");
+        let true_b = d.lanes() as f64 / speed;
+        assert!((b / true_b - 1.0).abs() < 0.05, "{b} vs {true_b}");
+        // Steady passes: the variable part at the target, or at least the
+        // fixed cost where that is larger, so a pass is never mostly
+        // overhead.
+        for &(customers, seconds) in steady {
+            let variable = seconds - fixed;
+            assert!(
+                variable >= 0.9 * fixed,
+                "{customers} customers in {seconds} s"
+            );
+            assert!(
+                variable >= 0.9 * (TARGET_PASS_SECONDS - fixed).max(fixed)
+                    && variable <= 1.1 * (TARGET_PASS_SECONDS - fixed).max(fixed),
+                "fixed {fixed}: {customers} customers in {seconds} s"
+            );
+        }
+    }
+}
+
+#[test]
+fn one_odd_pass_does_not_reset_the_model_and_each_pipeline_has_its_own() {
+    let owned = OwnedBatch::from_toml(crate::spec::SEED_TOML);
+    let plan = BatchPlan::new(&owned.batch(), &large_gpu_limits(), SegmentLayout::InTurn).unwrap();
+    let (lindley, central) = (&plan.dispatches[0], plan.dispatches.last().unwrap());
+    assert_ne!(lindley.spec, central.spec);
+    let speed = 1e11;
+    let mut rates = timed();
+    let time = |d: &super::plan::DispatchPlan, n: u32| {
+        0.002 + f64::from(n) * d.cost as f64 * d.lanes() as f64 / speed
+    };
+    // Settle on the one-server pipeline.
+    let mut n = 0;
+    for _ in 0..12 {
+        n = rates.pass_end(lindley, 0);
+        rates.record(lindley, n, time(lindley, n));
+    }
+    // One pass of one customer (a dispatch's last), and one timer glitch
+    // a hundred times too long: the next pass is about as long as before.
+    rates.record(lindley, 1, time(lindley, 1));
+    let after_short = rates.pass_end(lindley, 0);
+    rates.record(lindley, n, 100.0 * time(lindley, n));
+    let after_glitch = rates.pass_end(lindley, 0);
+    for m in [after_short, after_glitch] {
+        assert!(
+            (f64::from(m) / f64::from(n) - 1.0).abs() < 0.1,
+            "{n} → {m} customers a pass"
+        );
+    }
+    // The central queue's pipeline is unmeasured: it starts from the
+    // conservative first guess, not from the one-server pipeline's rate.
+    let fresh = timed();
+    assert_eq!(rates.pass_end(central, 0), fresh.pass_end(central, 0));
 }
 
 /// The GPU engine, or `None` (the test skipped) when no adapter opens,
