@@ -331,12 +331,24 @@ pub struct BenchOptions {
     pub only: Option<String>,
 }
 
+/// The longest `--seconds` accepted. Why (issue 25): `--seconds 1e300`
+/// was accepted and measured forever; an hour per measurement is far
+/// beyond any useful benchmark.
+pub const MAX_SECONDS: f64 = 3600.0;
+
 impl BenchOptions {
     /// Refuses bad options with one line naming the flag.
     pub fn check(&self) -> Result<(), crate::UsageError> {
         if !(self.seconds > 0.0 && self.seconds.is_finite()) {
             return Err(crate::UsageError(format!(
                 "--seconds: '{}' is not valid; expected a positive number",
+                self.seconds
+            )));
+        }
+        if self.seconds > MAX_SECONDS {
+            return Err(crate::UsageError(format!(
+                "--seconds: '{}' is too long; expected at most {MAX_SECONDS} (an hour per \
+                 measurement)",
                 self.seconds
             )));
         }

@@ -149,7 +149,7 @@ pub fn run(args: &RunArgs, extras: &mut Extras) -> Result<()> {
     session.finish(result)?;
     extras.finish(&session.out)?;
 
-    extras.summary(&output::summary_table(&session.rows));
+    extras.summary(&output::summary_table(&session.rows))?;
     let new_rows = session.new_rows();
     if new_rows == 0 {
         eprintln!(
@@ -242,8 +242,7 @@ fn dry_run(session: &Session, engine: &mut dyn Engine, backend: &str, out: &str)
         cal.seconds
     ));
     lines.push(format!("output: {out} (not written)"));
-    println!("{}", lines.join("\n"));
-    Ok(())
+    output::to_stdout(format!("{}\n", lines.join("\n")))
 }
 
 /// Show a finished point: its progress line and its warnings.
@@ -284,6 +283,82 @@ pub struct Extras {
     hist: Option<HistSink>,
 }
 
+/// Checks `--hist FILE` before anything runs (issue 25): `-` is refused
+/// (it made a file named `-`), so is a file that is one of the run's inputs
+/// (the spec, the meta it comes from, an empirical data file), its output
+/// CSV or that CSV's meta (`--hist s.toml --force` overwrote the spec), and
+/// a path whose folder does not exist (which failed only after the first
+/// point was simulated).
+fn check_hist(hist: &std::path::Path, args: &RunArgs) -> Result<()> {
+    let bad = |msg: String| -> anyhow::Error { qsweep::UsageError(msg).into() };
+    if hist == std::path::Path::new("-") {
+        return Err(bad(
+            "--hist: '-' (stdout) is not supported; expected a file path for the histogram \
+             rows"
+                .into(),
+        ));
+    }
+    qsweep::files::regular_output(hist, "--hist")?;
+    let parent = match hist.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(bad(format!(
+            "--hist: '{}' is in a folder that does not exist ('{}'); expected a path in an \
+             existing folder",
+            hist.display(),
+            parent.display()
+        )));
+    }
+    let spec = Spec::load(&args.sweep).ok();
+    let mut taken: Vec<(&str, PathBuf)> = Vec::new();
+    if let Some(s) = &args.sweep.spec {
+        taken.push(("the spec", s.clone()));
+    }
+    if let Some(m) = &args.from_meta {
+        taken.push(("the --from-meta file", m.clone()));
+    }
+    let out = args
+        .sweep
+        .out
+        .clone()
+        .or_else(|| spec.as_ref().and_then(|s| s.run.out.clone()));
+    if let Some(out) = out.filter(|o| o != std::path::Path::new("-")) {
+        // `-o x.json` writes its rows to x.csv first.
+        if let Ok(format) = Format::of_path(&out) {
+            let csv = qsweep::export::csv_beside(&out, format);
+            taken.push((
+                "the output's meta file",
+                qsweep::provenance::meta_path(&csv),
+            ));
+            taken.push(("the output", csv));
+        }
+        taken.push(("the output", out));
+    }
+    if let Some(spec) = &spec {
+        for p in spec.points() {
+            for d in [&p.arrival, &p.service] {
+                if let Some(f) = d.data_file() {
+                    taken.push(("an empirical data file", f.to_path_buf()));
+                }
+            }
+        }
+    }
+    let same = |a: &std::path::Path, b: &std::path::Path| {
+        a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+    };
+    for (what, path) in &taken {
+        if same(hist, path) {
+            return Err(bad(format!(
+                "--hist: '{}' is {what} of this run; expected a new path for the histogram rows",
+                hist.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// `-o -`: the CSV on stdout.
 struct StdoutRows {
     writer: csv::Writer<std::io::Stdout>,
@@ -307,6 +382,7 @@ impl Extras {
         let mut extras = Extras::default();
         let force = args.sweep.force;
         if let Some(hist) = &args.hist {
+            check_hist(hist, &args)?;
             if !args.resume {
                 qsweep::export::check_new(hist, force)
                     .map_err(|e| qsweep::UsageError(e.0.replacen("out:", "--hist:", 1)))?;
@@ -433,12 +509,12 @@ impl Extras {
     }
 
     /// The summary table: on stdout, unless the CSV is there.
-    fn summary(&self, table: &str) {
+    fn summary(&self, table: &str) -> Result<()> {
         if self.stdout.is_some() {
             eprint!("{table}");
+            Ok(())
         } else {
-            print!("{table}");
-            output::flush_stdout();
+            output::to_stdout(table)
         }
     }
 }
@@ -521,8 +597,7 @@ pub struct MergeArgs {
 /// `qsweep merge`: the pieces of a sharded sweep into one CSV.
 pub fn merge(args: &MergeArgs) -> Result<()> {
     let merged = merge::merge(&args.out, &args.pieces, args.force)?;
-    print!("{}", output::summary_table(&merged.rows));
-    output::flush_stdout();
+    output::to_stdout(output::summary_table(&merged.rows))?;
     eprintln!(
         "qsweep: merged {} pieces: {} rows to {} (provenance in {})",
         args.pieces.len(),
@@ -565,16 +640,18 @@ pub fn analytic(analytic_args: &AnalyticArgs) -> Result<()> {
         qsweep::export::write_output(out, &table.encode(format)?, true)?;
         eprintln!("qsweep: wrote {} rows to {}", rows.len(), out.display());
     }
-    print!("{}", output::align(&output::ANALYTIC_COLUMNS, rows));
+    let mut text = output::align(&output::ANALYTIC_COLUMNS, rows);
     if spec.source == SEED_SOURCE {
-        print_seed_comparison();
+        text.push_str(&seed_comparison());
     }
-    Ok(())
+    output::to_stdout(text)
 }
 
 /// The published analysis of the default study beside exact theory.
-fn print_seed_comparison() {
-    println!("\nThe published analysis beside exact theory (λ = 150/s, μ = 3/s; mean wait in ms):");
+fn seed_comparison() -> String {
+    let mut text = String::from(
+        "\nThe published analysis beside exact theory (λ = 150/s, μ = 3/s; mean wait in ms):\n",
+    );
     let h = [
         "R",
         "published random",
@@ -596,16 +673,16 @@ fn print_seed_comparison() {
             ]
         })
         .collect();
-    print!("{}", output::align(&h, &r));
-    println!("The published central-queue row is 1/(Rμ−λ): Erlang C's wait with P(wait) set to 1. The exact M/M/R wait is C(R, λ/μ)/(Rμ−λ).");
+    text.push_str(&output::align(&h, &r));
+    text.push_str("The published central-queue row is 1/(Rμ−λ): Erlang C's wait with P(wait) set to 1. The exact M/M/R wait is C(R, λ/μ)/(Rμ−λ).\n");
+    text
 }
 
 /// `qsweep adapters`: every adapter wgpu sees.
 pub fn adapters() -> Result<()> {
     let list = list_adapters();
     if list.is_empty() {
-        println!("no GPU adapters (qsweep will use its CPU engine)");
-        return Ok(());
+        return output::to_stdout("no GPU adapters (qsweep will use its CPU engine)\n");
     }
     let rows: Vec<Vec<String>> = list
         .iter()
@@ -618,11 +695,7 @@ pub fn adapters() -> Result<()> {
             ]
         })
         .collect();
-    print!(
-        "{}",
-        output::align(&["name", "backend", "type", "driver"], &rows)
-    );
-    Ok(())
+    output::to_stdout(output::align(&["name", "backend", "type", "driver"], &rows))
 }
 
 /// Flags of `qsweep kernels`.
@@ -656,11 +729,10 @@ pub fn kernels(args: &KernelsArgs) -> Result<()> {
         .into());
     }
     let n = qsweep::engine::gpu::write_kernels(&args.out)?;
-    println!(
-        "{n} kernel sources and manifest.tsv written to {}",
+    output::to_stdout(format!(
+        "{n} kernel sources and manifest.tsv written to {}\n",
         args.out.display()
-    );
-    Ok(())
+    ))
 }
 
 /// Flags of `qsweep plot`.
@@ -821,7 +893,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
             num(row.customers_per_s)
         );
     })?;
-    print!("{}", report.table());
+    output::to_stdout(report.table())?;
     if let Some(w) = sink.as_mut() {
         for r in &report.rows {
             w.write_record(r.fields())?;
@@ -847,9 +919,10 @@ pub struct CompletionsArgs {
 /// definition (so it can never list a flag that does not exist).
 pub fn completions<C: clap::CommandFactory>(args: &CompletionsArgs) -> Result<()> {
     let mut cmd = C::command();
-    clap_complete::generate(args.shell, &mut cmd, "qsweep", &mut std::io::stdout());
-    output::flush_stdout();
-    Ok(())
+    // Into memory first: clap_complete panics when its writer fails.
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut cmd, "qsweep", &mut script);
+    output::to_stdout(script)
 }
 
 /// Flags of `qsweep man`.
@@ -865,8 +938,9 @@ pub fn man<C: clap::CommandFactory>(args: &ManArgs) -> Result<()> {
     let cmd = C::command();
     match &args.dir {
         None => {
-            let mut out = std::io::stdout().lock();
-            clap_mangen::Man::new(cmd).render(&mut out)?;
+            let mut page = Vec::new();
+            clap_mangen::Man::new(cmd).render(&mut page)?;
+            output::to_stdout(page)?;
         }
         Some(dir) => {
             if !dir.is_dir() {
@@ -914,9 +988,7 @@ pub fn help<C: clap::CommandFactory>(args: &HelpArgs) -> Result<()> {
             }
         };
     }
-    at.print_help()?;
-    output::flush_stdout();
-    Ok(())
+    output::to_stdout(at.render_help().to_string())
 }
 
 /// Flags of `qsweep size`.
@@ -1048,7 +1120,7 @@ pub fn size(args: &SizeArgs) -> Result<()> {
         // stdout holds the CSV.
         eprint!("{}", size_summary(&table, &spec, over));
     } else {
-        print!("{}", size_summary(&table, &spec, over));
+        output::to_stdout(size_summary(&table, &spec, over))?;
     }
     eprintln!(
         "qsweep: sized {} cases × {} targets in {:.1} s on {}",

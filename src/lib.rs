@@ -12,6 +12,7 @@ pub mod contract;
 pub mod dist;
 pub mod engine;
 pub mod export;
+pub mod files;
 pub mod memory;
 pub mod merge;
 pub mod output;

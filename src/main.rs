@@ -73,6 +73,9 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of stdout went away (`qsweep analytic | head -1`):
+        // quietly, as a process killed by SIGPIPE (issue 25).
+        Err(e) if qsweep::output::is_broken_pipe(&e) => ExitCode::from(141),
         // The run has said how to resume.
         Err(e) if e.is::<Interrupted>() => ExitCode::from(130),
         // Every point has its row; some rows carry an error.

@@ -24,6 +24,46 @@ fn usage(msg: String) -> anyhow::Error {
     UsageError(msg).into()
 }
 
+/// Refuses an output that merge must not write (issue 25): a name whose
+/// format is not CSV (merge writes CSV; `qsweep export` converts it), a
+/// `.meta.json` name (a piece's provenance would be overwritten), a FIFO,
+/// device or directory, an output whose `.meta.json` is a piece's, and an
+/// existing `.meta.json` without `force` (even when the CSV is gone).
+fn check_out(out: &Path, pieces: &[PathBuf], force: bool) -> Result<()> {
+    let format = crate::export::Format::of_path(out)
+        .map_err(|e| usage(e.0.replacen("out:", "merge: OUT", 1)))?;
+    if format != crate::export::Format::Csv {
+        return Err(usage(format!(
+            "merge: OUT '{}' names a .{} file, but merge writes CSV; expected OUT.csv (then \
+             `qsweep export OUT.csv {}`)",
+            out.display(),
+            format.extension(),
+            out.display()
+        )));
+    }
+    crate::files::regular_output(out, "merge: OUT")?;
+    let mp = meta_path(out);
+    let same = |a: &Path, b: &Path| {
+        a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+    };
+    if let Some(p) = pieces.iter().find(|p| same(&meta_path(p), &mp)) {
+        return Err(usage(format!(
+            "merge: OUT '{}' would write '{}', the meta file of the piece '{}'; expected \
+             another name for the merged CSV",
+            out.display(),
+            mp.display(),
+            p.display()
+        )));
+    }
+    if !force && mp.symlink_metadata().is_ok() {
+        return Err(usage(format!(
+            "merge: '{}' already exists; expected a new output (pass --force to overwrite it)",
+            mp.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Merges `pieces` into `out` (refused if it exists, unless `force`) and
 /// writes `out`'s `.meta.json`. Every check runs before anything is written.
 pub fn merge(out: &Path, pieces: &[PathBuf], force: bool) -> Result<Merged> {
@@ -36,6 +76,7 @@ pub fn merge(out: &Path, pieces: &[PathBuf], force: bool) -> Result<Merged> {
         (Ok(x), Ok(y)) => x == y,
         _ => false,
     };
+    check_out(out, pieces, force)?;
     for p in pieces {
         if same_file(p, out) {
             return Err(usage(format!(
@@ -77,6 +118,19 @@ pub fn merge(out: &Path, pieces: &[PathBuf], force: bool) -> Result<Merged> {
     // spec against the hash they carry: an edited spec_toml is refused).
     let spec = crate::run::resume::recorded_spec(&metas[0], &meta_path(&pieces[0]))?;
     let grid = spec.points();
+    for (p, m) in pieces.iter().zip(&metas) {
+        if m.points_total != grid.len() as u64 {
+            // Rows are checked against the grid by index (issue 25: a
+            // meta claiming more points panicked on a row beyond it).
+            return Err(usage(format!(
+                "merge: '{}' claims {} points, its spec has {}; expected the meta file qsweep \
+                 wrote (an edited file?)",
+                meta_path(p).display(),
+                m.points_total,
+                grid.len()
+            )));
+        }
+    }
     let axes = |i: u32| crate::output::axis_fields(&grid[i as usize]);
     let total = metas[0].points_total;
     // point -> (piece, row)
@@ -93,6 +147,9 @@ pub fn merge(out: &Path, pieces: &[PathBuf], force: bool) -> Result<Merged> {
                 shard,
                 seed: meta.seed,
                 axes: Some(&axes),
+                customers: Some(spec.run.customers),
+                reps: spec.run.precision.is_none().then_some(spec.run.reps),
+                numbers: true,
             },
         )?;
         if let Some((line, _)) = scanned.torn {

@@ -448,6 +448,8 @@ impl CsvSink {
     /// [`CsvSink::create`] with `extra` columns after [`COLUMNS`] in the
     /// header (`--quantiles`).
     pub fn create_with(path: &Path, force: bool, extra: &[String]) -> Result<Self> {
+        // A FIFO would block the open; a device would be written through.
+        crate::files::regular_output(path, "out")?;
         let mut opts = OpenOptions::new();
         opts.write(true);
         if force {
@@ -663,6 +665,8 @@ pub fn analytic_fields(p: &GridPoint, b: &Baseline) -> Vec<String> {
 /// Creates a new output file for a table (`qsweep analytic -o`, `qsweep
 /// bench -o`): an existing file is refused unless `force`.
 pub fn create_file(path: &Path, force: bool, hint: &str) -> Result<File, UsageError> {
+    // A FIFO would block the open; a device would be written through.
+    crate::files::regular_output(path, "out")?;
     OpenOptions::new()
         .write(true)
         .create(force)
@@ -700,6 +704,42 @@ pub fn align(header: &[&str], rows: &[Vec<String>]) -> String {
 /// Flush stdout, ignoring a closed pipe.
 pub fn flush_stdout() {
     let _ = std::io::stdout().flush();
+}
+
+/// Stdout was closed by its reader (`qsweep analytic | head -1`): the
+/// binary exits quietly with 141, as a process killed by SIGPIPE would.
+#[derive(Debug, thiserror::Error)]
+#[error("stdout is closed (broken pipe)")]
+pub struct StdoutClosed;
+
+/// Writes `bytes` to stdout and flushes. Why (issue 25): `print!` panics
+/// when stdout is a closed pipe or a full disk; here a closed pipe is
+/// [`StdoutClosed`] and any other failure an error naming stdout, one line.
+pub fn to_stdout(bytes: impl AsRef<[u8]>) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    stdout_result(out.write_all(bytes.as_ref()).and_then(|()| out.flush()))
+}
+
+/// The result of a write to stdout, as [`to_stdout`] reports it.
+pub fn stdout_result(r: std::io::Result<()>) -> Result<()> {
+    match r {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(StdoutClosed.into()),
+        Err(e) => Err(anyhow::anyhow!("cannot write to stdout: {e}")),
+    }
+}
+
+/// Whether `e` comes from writing to a closed pipe (anywhere in its chain,
+/// also inside a `csv::Error`).
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.is::<StdoutClosed>()
+            || c.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || c.downcast_ref::<csv::Error>().is_some_and(|e| {
+                matches!(e.kind(), csv::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe)
+            })
+    })
 }
 
 #[cfg(test)]

@@ -141,6 +141,7 @@ pub struct Meta {
 impl Meta {
     /// Reads a meta file; errors are [`UsageError`]s naming the file.
     pub fn read(path: &Path) -> Result<Meta> {
+        crate::files::regular_input(path, "meta")?;
         let text = std::fs::read_to_string(path).map_err(|e| {
             UsageError(format!(
                 "cannot read '{}': {e}; expected a .meta.json written by qsweep",

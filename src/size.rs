@@ -599,6 +599,22 @@ impl<'a> Evaluator<'a> {
         let base = run::baseline(point);
         if !self.simulate {
             if let Some(value) = target.metric.exact(&base) {
+                if target.metric == Metric::MeanWait
+                    && !target.strict
+                    && target.bound == 0.0
+                    && point.lambda > 0.0
+                {
+                    // Under Poisson arrivals every finite fleet has a
+                    // positive mean wait: an exact 0 is floating-point
+                    // underflow, and answering with it (issue 25: 177
+                    // servers "exact" at λ = 1) would be wrong.
+                    return Err(crate::UsageError(format!(
+                        "--target: '{target}' is met only by an infinite fleet ({}: every \
+                         finite fleet has a positive mean wait); expected a bound > 0",
+                        base.method
+                    ))
+                    .into());
+                }
                 return Ok(Eval {
                     n,
                     value,

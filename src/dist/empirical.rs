@@ -30,6 +30,10 @@ pub(super) fn load_empirical(
 ) -> Result<Vec<f64>, DistError> {
     let full = resolve(file, base_dir);
     let fail = |msg: String| DistError(format!("{role}: empirical file '{file}' {msg}"));
+    // A FIFO would block the read forever (issue 25).
+    if let Err(e) = crate::files::regular_input(&full, "file") {
+        return Err(fail(format!("is not readable here ({})", e.0)));
+    }
     let content = std::fs::read_to_string(&full).map_err(|e| {
         fail(format!(
             "cannot be read ({e}; looked at {}); expected a readable text file",

@@ -7,9 +7,14 @@ use anyhow::Result;
 
 use super::{Kind, Table};
 
-/// A field inside a table cell: pipes escaped, line breaks as spaces.
+/// A field inside a table cell: pipes escaped, line breaks as spaces. A
+/// backslash is escaped too: GFM splits cells before inline parsing, so a
+/// value ending in `\` turned its escaped pipe `\\|` back into a cell
+/// border (issue 25).
 fn cell(v: &str) -> String {
-    v.replace('|', "\\|").replace(['\r', '\n'], " ")
+    v.replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .replace(['\r', '\n'], " ")
 }
 
 pub(super) fn write(table: &Table, kinds: &[Kind], w: &mut dyn Write) -> Result<()> {

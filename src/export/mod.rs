@@ -111,6 +111,7 @@ impl Table {
     /// Reads a CSV with a header row (a results CSV of `qsweep run`,
     /// `merge` or `analytic -o`). Every row must have the header's width.
     pub fn read_csv(path: &Path) -> Result<Table> {
+        crate::files::regular_input(path, "input")?;
         let mut rdr = csv::ReaderBuilder::new()
             .has_headers(true)
             .from_path(path)
@@ -289,9 +290,7 @@ impl Kind {
 /// to stdout for `-`.
 pub fn write_output(out: &Path, bytes: &[u8], force: bool) -> Result<()> {
     if out == Path::new("-") {
-        let mut stdout = std::io::stdout().lock();
-        stdout.write_all(bytes)?;
-        return Ok(stdout.flush()?);
+        return crate::output::to_stdout(bytes);
     }
     check_new(out, force)?;
     let mut file = crate::output::create_file(out, force, "")?;
@@ -303,6 +302,7 @@ pub fn write_output(out: &Path, bytes: &[u8], force: bool) -> Result<()> {
 /// Refuses an existing `out` (unless `force`) before a run that ends by
 /// writing it.
 pub fn check_new(out: &Path, force: bool) -> Result<(), UsageError> {
+    crate::files::regular_output(out, "out")?;
     if !force && out.symlink_metadata().is_ok() {
         return Err(UsageError(format!(
             "out: '{}' already exists; expected a new file (pass --force to overwrite it)",

@@ -66,6 +66,13 @@ pub(super) struct Loaded {
 pub(super) fn load(csv_path: &Path, opts: &PlotOptions) -> Result<Loaded, PlotError> {
     let file = csv_path.display().to_string();
     let ys = requested_ys(&file, opts)?;
+    if let Err(e) = crate::files::regular_input(csv_path, "plot") {
+        // A FIFO would block the read forever (issue 25).
+        return Err(PlotError::Io {
+            file: file.clone(),
+            cause: std::io::Error::new(std::io::ErrorKind::InvalidInput, e.0),
+        });
+    }
     let data = std::fs::read(csv_path).map_err(|e| PlotError::Io {
         file: file.clone(),
         cause: e,
@@ -399,10 +406,11 @@ fn read_rows(
         missing_y: vec![0; cols.ys.len()],
         ..Default::default()
     };
+    let mut lines = LineCounter::default();
     for (i, rec) in records.into_iter().enumerate() {
         let line = rec
             .position()
-            .map(|p| line_at(src.data, p.byte()))
+            .map(|p| lines.at(src.data, p.byte()))
             .unwrap_or(i as u64 + 2);
         let record = Record {
             cells: &rec,
@@ -847,11 +855,34 @@ fn csv_error(file: &str, data: &[u8], e: csv::Error) -> PlotError {
 /// 1-based line number of the record starting at `byte` (the csv crate's own line
 /// count is one short for CRLF files).
 fn line_at(data: &[u8], byte: u64) -> u64 {
-    let mut b = (byte as usize).min(data.len());
-    while b < data.len() && (data[b] == b'\r' || data[b] == b'\n') {
-        b += 1;
+    LineCounter::default().at(data, byte)
+}
+
+/// [`line_at`] for records asked in file order: each call counts only the
+/// newlines since the previous one. Why: counting from the start of the file
+/// for every record made `qsweep plot` quadratic in rows (issue 25: 100,000
+/// rows took minutes); this keeps it linear.
+#[derive(Default)]
+struct LineCounter {
+    /// Bytes counted so far, and the newlines among them.
+    upto: usize,
+    newlines: u64,
+}
+
+impl LineCounter {
+    fn at(&mut self, data: &[u8], byte: u64) -> u64 {
+        let mut b = (byte as usize).min(data.len());
+        while b < data.len() && (data[b] == b'\r' || data[b] == b'\n') {
+            b += 1;
+        }
+        if b < self.upto {
+            // Asked out of order: start over.
+            *self = LineCounter::default();
+        }
+        self.newlines += data[self.upto..b].iter().filter(|&&c| c == b'\n').count() as u64;
+        self.upto = b;
+        1 + self.newlines
     }
-    1 + data[..b].iter().filter(|&&c| c == b'\n').count() as u64
 }
 
 fn no_column(file: &str, name: &str, headers: &[String]) -> PlotError {

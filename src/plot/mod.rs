@@ -274,6 +274,12 @@ fn plot_with_stats(
     opts: &PlotOptions,
 ) -> Result<(PlotSummary, DrawStats), PlotError> {
     let format = Format::of(out)?;
+    // A FIFO or device as the figure would block or be written through
+    // (issue 25).
+    crate::files::regular_output(out, "out").map_err(|e| PlotError::Data {
+        file: out.display().to_string(),
+        message: e.0,
+    })?;
     let loaded = load(csv_path, opts)?;
     if !ensure_font() {
         return Err(PlotError::Draw {

@@ -95,8 +95,23 @@ fn write_svg(
             render(&root, l, opts, &Geom { s: 1.0 }).map_err(|e| draw_error(out, e.to_string()))?;
         root.present().map_err(|e| draw_error(out, e.to_string()))?;
     }
-    std::fs::write(out, svg).map_err(|e| io_error(out, e))?;
+    std::fs::write(out, xml_chars(svg)).map_err(|e| io_error(out, e))?;
     Ok(stats)
+}
+
+/// `svg` without the characters XML 1.0 forbids (C0 controls other than
+/// tab, line feed and carriage return, U+FFFE, U+FFFF). Why: a `--title`,
+/// legend or facet value with a control character (from the command line
+/// or the CSV) made an SVG that no XML parser reads (issue 25); plotters
+/// escapes `<`, `>` and `&` but passes these through.
+fn xml_chars(svg: String) -> String {
+    let bad = |c: char| {
+        (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || c == '\u{fffe}' || c == '\u{ffff}'
+    };
+    if !svg.contains(bad) {
+        return svg;
+    }
+    svg.chars().filter(|&c| !bad(c)).collect()
 }
 
 fn write_pdf(

@@ -99,13 +99,28 @@ pub struct Expect<'a> {
     /// The spec's axis values per point (`output::axis_fields`), so a row
     /// kept from another spec is refused even if a meta file claims it.
     pub axes: Option<AxisFields<'a>>,
+    /// The spec's customers per replication, and its replications (`None`
+    /// under `--precision`, where each point has its own): a kept row that
+    /// says otherwise was edited or written by another run (issue 25).
+    pub customers: Option<u32>,
+    pub reps: Option<u32>,
+    /// Check that every result column but the text ones ([`TEXT_RESULTS`])
+    /// holds a number or nothing.
+    pub numbers: bool,
 }
+
+/// The result columns that hold text; every other one holds a number or
+/// nothing, which [`scan_csv`] checks so that a kept row with a garbled
+/// statistic is refused instead of carried into the results (issue 25).
+const TEXT_RESULTS: [&str; 4] = ["backend", "analytic_method", "converged", "error"];
 
 /// Reads a results CSV written by `qsweep run`: checks the header, that
 /// every row is whole with a valid, unique point of the expected shard and
 /// the expected seed, and reports a torn last line instead of failing on it.
 /// Errors are [`UsageError`]s naming the file and line.
 pub fn scan_csv(path: &Path, expect: &Expect<'_>) -> Result<Scanned> {
+    // A FIFO would block the read forever (issue 25).
+    crate::files::regular_input(path, "csv")?;
     let bytes = std::fs::read(path).with_context(|| format!("cannot read '{}'", path.display()))?;
     let shown = path.display();
     let standard = COLUMNS.join(",");
@@ -230,13 +245,49 @@ pub fn scan_csv(path: &Path, expect: &Expect<'_>) -> Result<Scanned> {
                 }
             }
         }
+        let failed_row = !rec[error_col].is_empty();
+        for (name, want) in [("customers", expect.customers), ("reps", expect.reps)] {
+            let want = match want {
+                // A failed point's row is run again whatever it says.
+                Some(w) if !(failed_row && name == "reps") => w.to_string(),
+                _ => continue,
+            };
+            let got = field(col(name));
+            if got != want {
+                return Err(bad(format!(
+                    "{name} '{got}' differs from the spec's {want} for point {point}; expected \
+                     rows of this spec (an edited file?)"
+                )));
+            }
+        }
+        for c in 0..rec.len() {
+            let numeric = match crate::output::TABLE.get(c) {
+                Some(column) => match column.value {
+                    crate::output::Value::Axis(_) => false,
+                    crate::output::Value::Result(_) => !TEXT_RESULTS.contains(&column.name),
+                },
+                // `--quantiles` columns.
+                None => true,
+            };
+            let v = field(c);
+            if expect.numbers && numeric && !v.is_empty() && v.parse::<f64>().is_err() {
+                let shown_name = match COLUMNS.get(c) {
+                    Some(n) => n.to_string(),
+                    None => out.extra[c - COLUMNS.len()].clone(),
+                };
+                return Err(bad(format!(
+                    "{shown_name} '{v}' is not a number (point {point}); expected the values \
+                     qsweep wrote (an edited file?)"
+                )));
+            }
+        }
         if let Some(first) = line_of.insert(point, line) {
             return Err(bad(format!(
                 "point {point} appears twice (lines {first} and {line})"
             )));
         }
         out.points.insert(point);
-        if !rec[error_col].is_empty() {
+        if failed_row {
             let at = header.len() as u64;
             out.failed.push((point, at + start as u64..at + end as u64));
         }
@@ -443,6 +494,9 @@ mod tests {
         shard: None,
         seed: 1,
         axes: None,
+        customers: None,
+        reps: None,
+        numbers: false,
     };
 
     #[test]

@@ -138,6 +138,9 @@ impl Session {
         spec.run.out = Some(out.clone());
 
         refuse_inputs_as_output(&out, &spec, req)?;
+        // Before opening it: a FIFO would block, and `--force` would rename
+        // a regular file over a device node or into a directory.
+        crate::files::regular_output(&out, "out")?;
         let lock = lock_existing(&out)?;
         let partial = (spec.run.force && lock.is_some()).then(|| partial_path(&out));
 
@@ -196,6 +199,19 @@ impl Session {
                  or --resume to continue it)",
                 session.out.display()
             )));
+        } else if !session.spec.run.force
+            && !session.resume_requested
+            && session.meta_file.symlink_metadata().is_ok()
+            // An unknown extension is the CLI's refusal, named as such.
+            && crate::export::Format::of_path(&session.out).is_ok()
+        {
+            // The CSV is gone but its provenance is not: another run's
+            // record is never overwritten without --force (issue 25).
+            return Err(usage(format!(
+                "out: '{}' already exists (the provenance of an earlier run, without its CSV); \
+                 expected a new output (pass --force to overwrite it)",
+                session.meta_file.display()
+            )));
         }
         Ok(session)
     }
@@ -249,6 +265,14 @@ impl Session {
             shard: self.shard,
             seed: self.spec.run.seed,
             axes: Some(&axes),
+            customers: Some(self.spec.run.customers),
+            reps: self
+                .spec
+                .run
+                .precision
+                .is_none()
+                .then_some(self.spec.run.reps),
+            numbers: true,
         };
         let scanned = scan_csv(out, &expect)?;
         let extra = crate::output::quantile_columns(&self.spec.run.quantiles);
@@ -258,7 +282,8 @@ impl Session {
                 c => c.join(","),
             };
             return Err(usage(format!(
-                "--resume: '{}' has the extra columns {}, this run writes {}; expected the                  --quantiles it was started with",
+                "--resume: '{}' has the extra columns {}, this run writes {}; expected the \
+                 --quantiles it was started with",
                 out.display(),
                 show(&scanned.extra),
                 show(&extra)
@@ -728,10 +753,21 @@ impl Session {
 }
 
 /// `OUT.partial`: where `--force` writes while the old CSV stays intact.
+/// An output without an extension (`plain`) gets `plain.partial.csv`
+/// instead: `plain.partial` would have the `.meta.json` of `plain` itself
+/// ([`provenance::meta_path`] replaces the extension), and finishing the run
+/// deleted the new provenance, or an interrupted run left `plain.meta.json`
+/// describing the partial rows (issue 25).
 fn partial_path(out: &Path) -> PathBuf {
     let mut name = out.as_os_str().to_owned();
     name.push(".partial");
-    PathBuf::from(name)
+    let partial = PathBuf::from(name);
+    if provenance::meta_path(&partial) == provenance::meta_path(out) {
+        let mut name = partial.into_os_string();
+        name.push(".csv");
+        return PathBuf::from(name);
+    }
+    partial
 }
 
 /// `args` without `-o X`, `--out X`, `--out=X` or `-oX`.
@@ -1029,6 +1065,19 @@ pub fn thin_pilot(pilot: &super::warmup::Pilot, run_reps: u32, customers: u32) -
     })
 }
 
+/// Whether `csv` (a meta's `csv` field) is a plain file name whose
+/// `.meta.json` is `meta_file`: no folder, no `..`, not itself a meta.
+fn is_csv_of(csv: &str, meta_file: &Path) -> bool {
+    let name = Path::new(csv);
+    let plain = name.components().count() == 1
+        && matches!(
+            name.components().next(),
+            Some(std::path::Component::Normal(_))
+        )
+        && !csv.ends_with(".meta.json");
+    plain && provenance::meta_path(name).file_name() == meta_file.file_name()
+}
+
 /// `qsweep run --from-meta`: the recorded spec, with the flags that may
 /// change applied; its shard; the directory its `file=` paths resolve in.
 fn load_from_meta(path: &Path, a: &SweepArgs) -> Result<(Spec, Option<Shard>, String)> {
@@ -1072,6 +1121,16 @@ fn load_from_meta(path: &Path, a: &SweepArgs) -> Result<(Spec, Option<Shard>, St
     let mut spec = super::resume::recorded_spec(&meta, path)?;
     spec.source = meta.spec_source.clone();
     let beside = path.parent().unwrap_or(Path::new("")).join(&meta.csv);
+    if a.out.is_none() && !is_csv_of(&meta.csv, path) {
+        // The `csv` field is not covered by the spec hash: an edited one
+        // must not choose what this run (with --force) overwrites.
+        return Err(usage(format!(
+            "--from-meta: '{}' names the CSV '{}', which is not the CSV beside it; expected the \
+             meta file of that CSV (or pass --out)",
+            path.display(),
+            meta.csv
+        )));
+    }
     spec.run.out = Some(a.out.clone().unwrap_or(beside));
     if let Some(b) = &a.backend {
         let b = b.trim();

@@ -163,6 +163,13 @@ impl Spec {
             ),
             (None, Some(path)) => {
                 let source = path.display().to_string();
+                // A FIFO would block the read forever (issue 25).
+                if let Some(kind) = crate::files::special(path) {
+                    return Err(SpecError(format!(
+                        "{source}: cannot read spec file: it is {kind}; expected a readable TOML \
+                         file"
+                    )));
+                }
                 let text = std::fs::read_to_string(path).map_err(|e| {
                     SpecError(format!(
                         "{source}: cannot read spec file: {e}; expected a readable TOML file"
