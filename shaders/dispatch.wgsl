@@ -84,8 +84,8 @@ fn dispatch_capacity(p: PointParams) -> u32 {
 
 // Twin of `contract::dispatch::rebase_due`.
 fn rebase_due(since: u32, period: u32, in_system: u32) -> bool {
-    let first = 2u * d_r + DISPATCH_CAPACITY_SLACK;
-    return since >= max(period, select(0u, in_system - first, in_system > first));
+    let threshold = 2u * d_r + DISPATCH_REBASE_SLACK;
+    return since >= max(period, select(0u, in_system - threshold, in_system > threshold));
 }
 
 fn effective_choices(p: PointParams) -> u32 {

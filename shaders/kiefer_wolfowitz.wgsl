@@ -8,14 +8,19 @@
 
 @group(0) @binding(6) var<storage, read_write> heap: array<f32>;
 
-// For small queues (FAST_HEAP: at most FAST_HEAP_MAX_SERVERS servers,
-// generated with the array lengths by src/engine/gpu/pipelines.rs) the heap
-// lives in fast memory during a pass and in `heap` only between passes:
-// workgroup memory laid out [server][lane] (FAST_HEAP_IN_WORKGROUP, where the
-// adapter has room: the 64 lanes of one level are 64 consecutive words, one
-// per bank), else the invocation's private memory.
+// For small queues (FAST_HEAP: a pipeline with room for FAST_HEAP_SERVERS
+// servers, at most FAST_HEAP_MAX_SERVERS, generated with the array lengths
+// by src/engine/gpu/pipelines.rs) the heap lives in fast memory during a
+// pass and in `heap` only between passes: workgroup memory laid out
+// [server][lane] (FAST_HEAP_IN_WORKGROUP, where the adapter has room: the 64
+// lanes of one level are 64 consecutive words, one per bank), else the
+// invocation's private memory. The placement is chosen per workgroup
+// (`fast_on`: its tile's queue fits), so one pipeline runs a call's small
+// and large queues side by side in one dispatch; the floats are the same
+// either way.
 var<private> pheap: array<f32, PRIVATE_HEAP_LEN>;
 var<workgroup> wheap: array<f32, WORKGROUP_HEAP_LEN>;
+var<private> fast_on: bool;
 
 // Slot i of the fast heap of the invocation whose slot_lane is given.
 fn fget(i: u32, slot_lane: u32) -> f32 {
@@ -34,14 +39,14 @@ fn fset(i: u32, v: f32, slot_lane: u32) {
 }
 
 fn hget(i: u32, stride: u32, slot_lane: u32) -> f32 {
-    if (FAST_HEAP) {
+    if (fast_on) {
         return fget(i, slot_lane);
     }
     return heap[i * stride + slot_lane];
 }
 
 fn hset(i: u32, v: f32, stride: u32, slot_lane: u32) {
-    if (FAST_HEAP) {
+    if (fast_on) {
         fset(i, v, slot_lane);
     } else {
         heap[i * stride + slot_lane] = v;
@@ -61,6 +66,8 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
         return;
     }
     let c = max(p.servers, 1u);
+    // Uniform in the workgroup: its tile is one point's.
+    fast_on = FAST_HEAP && c <= FAST_HEAP_SERVERS;
     // Levels below the root: floor(log2 c).
     let depth = firstLeadingBit(c);
     let stride = info.lanes;
@@ -77,7 +84,7 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
         let st = state_load(slot_lane, p.inv_hist_scale);
         t = st.x;
         since_rebase = st.since_rebase;
-        if (FAST_HEAP) {
+        if (fast_on) {
             for (var i = 0u; i < c; i++) {
                 fset(i, heap[i * stride + slot_lane], slot_lane);
             }
@@ -129,7 +136,7 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
         results[result_index] = rec_finish(p.customers);
     } else {
         state_store(slot_lane, t, 0.0, since_rebase);
-        if (FAST_HEAP) {
+        if (fast_on) {
             for (var i = 0u; i < c; i++) {
                 heap[i * stride + slot_lane] = fget(i, slot_lane);
             }

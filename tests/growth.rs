@@ -318,7 +318,7 @@ fn the_issue_command_runs_to_the_end() {
 
 /// An unstable jsq point under --allow-unstable: its row reports how far the
 /// queue grew, about 20000 (1 − 1/1.2) = 3333 requests, past the first
-/// capacity of 2052.
+/// capacity (2 R + 512) and the rebase threshold (2 R + 2048 = 2052).
 #[test]
 fn an_unstable_jsq_point_reports_its_growth() {
     let dir = tempfile::tempdir().unwrap();

@@ -100,9 +100,10 @@ pub fn dispatch_loops_per_customer(p: &PointParams) -> u64 {
     } else {
         0
     };
-    // The epoch moves every `period` arrivals up to the first capacity, and
-    // every `in_system − first` beyond (`dispatch::rebase_due`): per arrival
-    // at most what a system just past the first capacity costs.
-    let rebase = (r + in_system.min(first + period) + routers).div_ceil(period);
+    // The epoch moves every `period` arrivals up to the rebase threshold,
+    // and every `in_system − threshold` beyond (`dispatch::rebase_due`): per
+    // arrival at most what a system just past the threshold costs.
+    let threshold = u64::from(dispatch::rebase_threshold(p.servers));
+    let rebase = (r + in_system.min(threshold + period) + routers).div_ceil(period);
     3 * (2 * depth + 2) + depth + pod + rebase + 2
 }

@@ -67,21 +67,39 @@ pub mod dispatch {
     /// Largest `routers`.
     pub const MAX_ROUTERS: u32 = 1024;
     /// Requests a replication may hold beyond `2 R` (in servers and router
-    /// queues together) at its first capacity.
-    pub const CAPACITY_SLACK: u32 = 2048;
+    /// queues together) at its first capacity. 512: jsq with R = 100 then
+    /// holds 10 KB of state per replication (2048 made it 28.6 KB, three
+    /// quarters of it slack), so a binding holds nearly three times the
+    /// replications; a replication that outgrows it runs again at twice the
+    /// capacity with the same numbers (the module notes), which only the
+    /// heaviest queues need.
+    pub const CAPACITY_SLACK: u32 = 512;
 
     /// The capacity a replication of a system of `servers` starts with
-    /// (and the one a [`PointParams`] with `capacity` 0 means). Above it,
-    /// the epoch moves less often (see [`rebase_due`]).
+    /// (and the one a [`PointParams`] with `capacity` 0 means).
     pub fn capacity(servers: u32) -> u32 {
         2 * servers.max(1) + CAPACITY_SLACK
+    }
+
+    /// Requests held beyond `2 R` above which the epoch moves less often
+    /// ([`rebase_due`]). Part of the sample path (a move shifts every stored
+    /// time by the same f32), so it is fixed here, apart from the capacity:
+    /// 2048, the first capacity's slack when the rule was made, so that no
+    /// stream changed when the slack shrank.
+    pub const REBASE_SLACK: u32 = 2048;
+
+    /// Requests held above which the epoch moves less often: `2 R +`
+    /// [`REBASE_SLACK`] ([`rebase_due`]).
+    pub fn rebase_threshold(servers: u32) -> u32 {
+        2 * servers.max(1) + REBASE_SLACK
     }
 
     /// Memory limit of one replication's state: growth stops where the
     /// state at the next capacity would exceed it (or the state at the first
     /// capacity, if that is larger). 16 MiB, so that a GPU tile of
-    /// [`TILE_REPS`](super::TILE_REPS) replications fits a 1 GiB binding,
-    /// the GPU engine's largest (`engine::gpu::plan`).
+    /// [`TILE_REPS`](super::TILE_REPS) replications fits a 1 GiB binding
+    /// (`engine::gpu::plan` binds up to 4 GiB where the adapter allows, but
+    /// a tile must fit every adapter that runs the kernel at all).
     pub const MAX_STATE_BYTES: u64 = 16 << 20;
 
     /// Words of the GPU state's header: heap size, requests dispatched,
@@ -96,11 +114,11 @@ pub mod dispatch {
     /// most its first capacity, as always; beyond it, every `in_system −
     /// capacity(R)` arrivals once that is longer, so a move, which shifts
     /// every stored time (O(`in_system`)), stays O(1) per arrival however
-    /// far the queue grows. It reads the first capacity, never the current
-    /// one, so the sample path does not depend on the capacity.
+    /// far the queue grows. It reads `2 R +` [`REBASE_SLACK`], never the
+    /// capacity, so the sample path does not depend on the capacity.
     #[inline(always)]
     pub fn rebase_due(since: u32, period: u32, in_system: u32, servers: u32) -> bool {
-        since >= period.max(in_system.saturating_sub(capacity(servers)))
+        since >= period.max(in_system.saturating_sub(rebase_threshold(servers)))
     }
 
     /// 32-bit words of GPU state per replication at capacity `h`, laid out

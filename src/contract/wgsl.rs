@@ -33,6 +33,7 @@ pub fn constants() -> String {
         ("STATUS_SAMPLER_BOUND", rep_status::SAMPLER_BOUND),
         ("STATUS_QUEUE_OVERFLOW", rep_status::QUEUE_OVERFLOW),
         ("DISPATCH_CAPACITY_SLACK", dispatch::CAPACITY_SLACK),
+        ("DISPATCH_REBASE_SLACK", dispatch::REBASE_SLACK),
         ("DISPATCH_HEADER_WORDS", dispatch::HEADER_WORDS),
         ("MAX_CHOICES", dispatch::MAX_CHOICES),
         ("FULL_RARE", crate::rng::FULL_RARE),

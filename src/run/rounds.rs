@@ -36,7 +36,13 @@
 //! work reaches what the engine does in [`CALL_SECONDS`] (or
 //! [`STREAMING_CALL_SECONDS`] for an engine that hands tiles over as they
 //! finish, see [`Engine::streams`]) at the rate measured on the calls so
-//! far, or [`CHUNK_REPS`] replications. Work is counted in the kernels'
+//! far (before the first, the engine's calibrated rate, if it has one), or
+//! the engine's most replications ([`CallSizing`]: [`CHUNK_REPS`] by
+//! default). An engine that asks for `fill_reps` (a GPU, whose rate is only
+//! its own once it is full) gets calls of at least that many, within
+//! [`FILL_CALLS`] calls' work; and no call holds more tiles or histogram
+//! slots than the engine can bind, so a call is never refused for its size
+//! and retried point by point. Work is counted in the kernels'
 //! loop iterations (customers × `loop_cost_per_customer`), so a call of
 //! costly points holds fewer customers. A round may thus span calls, and a
 //! call many points: results never depend on it (replications are keyed by

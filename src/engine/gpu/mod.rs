@@ -50,7 +50,9 @@ pub use plan::{
     pass_customers, SegmentLayout, LOOP_BUDGET, MAX_GPU_SERVERS, MAX_PASS_CUSTOMERS,
     SIDE_BY_SIDE_BELOW_REPS,
 };
-pub use variants::{every_variant, resource_needs, write_kernels, KernelVariant, ResourceNeeds};
+pub use variants::{
+    compile_variants, every_variant, resource_needs, write_kernels, KernelVariant, ResourceNeeds,
+};
 
 use buffers::BatchBuffers;
 pub use pass_rates::TARGET_PASS_SECONDS;
@@ -366,9 +368,8 @@ impl GpuEngine {
             return Ok((BatchOutput::empty(batch.slots, 0), Vec::new()));
         }
         plan::check_gpu_limits(batch.params, self.gpu.desc.is_software)?;
-        for p in batch.params {
-            self.pipelines
-                .get_or_compile(&self.gpu.device, Specialization::of(p))?;
+        for spec in Specialization::for_batch(batch.params) {
+            self.pipelines.get_or_compile(&self.gpu.device, spec)?;
         }
         let plan = BatchPlan::new(batch, &self.limits, self.layout_for(batch))?;
         let buffers = BatchBuffers::create(&self.gpu, batch, &plan)?;

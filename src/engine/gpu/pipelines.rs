@@ -22,11 +22,12 @@ pub struct Specialization {
     pub arrival: LawKind,
     pub service: LawKind,
     pub thinning: Thinning,
-    /// Kiefer–Wolfowitz with at most [`FAST_HEAP_MAX_SERVERS`] servers: the
-    /// servers the heap holds in fast memory during a pass (the queue's size
-    /// rounded up to a power of two, at least 8, so a few pipelines serve
-    /// every small queue and none reserves more than it needs); 0: the heap
-    /// stays in storage memory.
+    /// Kiefer–Wolfowitz: the servers a queue's heap may have to be held in
+    /// fast memory during a pass (a power of two from 8 to
+    /// [`FAST_HEAP_MAX_SERVERS`], so a few pipelines serve every small queue
+    /// and none reserves more than it needs); a larger queue's heap stays
+    /// in storage memory, chosen per workgroup in the same pipeline. 0: no
+    /// fast heap.
     pub fast_heap: u32,
 }
 
@@ -90,6 +91,29 @@ impl Specialization {
         }
     }
 
+    /// Each of `params`' pipeline in one batch ([`Self::of`] for each, but
+    /// one Kiefer–Wolfowitz pipeline per laws and thinning, whose fast heap
+    /// holds the batch's largest small queue): the batch's central queues,
+    /// small and large, then run side by side in one dispatch rather than
+    /// one after another, a dispatch per heap size.
+    pub fn for_batch(params: &[PointParams]) -> Vec<Self> {
+        let own: Vec<Self> = params.iter().map(Self::of).collect();
+        let mut largest = std::collections::BTreeMap::new();
+        for s in &own {
+            let f = largest.entry(Self { fast_heap: 0, ..*s }).or_insert(0);
+            *f = (*f).max(s.fast_heap);
+        }
+        own.iter()
+            .map(|s| match s.kernel {
+                Kernel::KieferWolfowitz => Self {
+                    fast_heap: largest[&Self { fast_heap: 0, ..*s }],
+                    ..*s
+                },
+                _ => *s,
+            })
+            .collect()
+    }
+
     /// The plainest pipeline of `kernel`: exponential laws, no thinning.
     pub(super) fn plain(kernel: Kernel) -> Self {
         Self {
@@ -124,6 +148,7 @@ impl Specialization {
              const SERVICE_KIND: u32 = {service}u;\n\
              const THINNING: u32 = {thinning}u;\n\
              const FAST_HEAP: bool = {fast};\n\
+             const FAST_HEAP_SERVERS: u32 = {fast_servers}u;\n\
              const FAST_HEAP_IN_WORKGROUP: bool = {in_workgroup};\n\
              const PRIVATE_HEAP_LEN: u32 = {private_len}u;\n\
              const WORKGROUP_HEAP_LEN: u32 = {workgroup_len}u;\n\
@@ -133,6 +158,7 @@ impl Specialization {
             service = self.service.code(),
             thinning = self.thinning.code(),
             fast = self.fast_heap > 0,
+            fast_servers = self.fast_heap,
             in_workgroup = memory == HeapMemory::Workgroup,
             // Arrays of one element where unused: WGSL has no empty array.
             private_len = match memory {

@@ -40,11 +40,16 @@ pub const MAX_GPU_SERVERS: u32 = 65_535;
 
 pub(super) const MAX_GROUPS_PER_DIM: u32 = 65_535;
 
-/// Largest buffer one batch binds, whatever the adapter allows: adapters
-/// with a large `max_buffer_size` (a discrete GPU reports its whole memory)
-/// would otherwise let one batch of wide Kiefer–Wolfowitz queues take it all
-/// (65535 servers × 65536 replications is 17 GB of heaps).
-const MAX_BINDING_BYTES: u64 = 1 << 30;
+/// Largest buffer one batch binds, whatever the adapter allows: the
+/// adapter's `max_storage_buffer_binding_size` up to 4 GiB (what Vulkan's
+/// `maxStorageBufferRange` reaches on discrete GPUs; the kernels index
+/// words with u32, 16 GiB). Adapters with a large `max_buffer_size` (a
+/// discrete GPU reports its whole memory) would otherwise let one batch of
+/// wide Kiefer–Wolfowitz queues take it all (65535 servers × 65536
+/// replications is 17 GB of heaps). It was 1 GiB, which held the dispatch
+/// kernel (jsq, pod, jiq, lwl, routers) to a fraction of a large GPU, in
+/// many dispatches one after another.
+pub const MAX_BINDING_BYTES: u64 = u32::MAX as u64;
 
 /// Loop iterations one invocation may spend per pass. llvmpipe/lavapipe
 /// (Mesa's `LP_MAX_TGSI_LOOP_ITERATIONS`) silently ends every loop once an
@@ -272,10 +277,11 @@ impl BatchPlan {
     pub fn new(batch: &Batch, limits: &wgpu::Limits, layout: SegmentLayout) -> Result<Self> {
         // Group tiles by pipeline, then by queue size, so each dispatch is
         // uniform and a split by memory falls between queue sizes.
+        let specs = Specialization::for_batch(batch.params);
         let mut sorted: Vec<usize> = (0..batch.tiles.len()).collect();
         let key = |i: usize| {
-            let p = &batch.params[batch.tiles[i].param_index as usize];
-            (Specialization::of(p), p.servers)
+            let index = batch.tiles[i].param_index as usize;
+            (specs[index], batch.params[index].servers)
         };
         sorted.sort_by_key(|&i| key(i));
         let (mut order, mut tiles) = (Vec::new(), Vec::new());
@@ -306,7 +312,7 @@ impl BatchPlan {
         let mem_budget = max_binding
             .min(limits.max_buffer_size)
             .min(MAX_BINDING_BYTES);
-        let dispatches = plan_dispatches(batch.params, &tiles, mem_budget, layout)?;
+        let dispatches = plan_dispatches(batch.params, &specs, &tiles, mem_budget, layout)?;
         let max_lanes = dispatches
             .iter()
             .map(DispatchPlan::lanes)
@@ -355,6 +361,7 @@ impl DispatchPlan {
 /// 65535), which starts another.
 fn plan_dispatches(
     params: &[PointParams],
+    specs: &[Specialization],
     tiles: &[Tile],
     mem_budget: u64,
     layout: SegmentLayout,
@@ -362,7 +369,7 @@ fn plan_dispatches(
     let mut plans: Vec<DispatchPlan> = Vec::new();
     let mut i = 0usize;
     while i < tiles.len() {
-        let spec = Specialization::of(&params[tiles[i].param_index as usize]);
+        let spec = specs[tiles[i].param_index as usize];
         let k = spec.kernel;
         let mut plan = DispatchPlan {
             spec,
@@ -377,7 +384,7 @@ fn plan_dispatches(
         };
         while i < tiles.len() {
             let p = &params[tiles[i].param_index as usize];
-            if Specialization::of(p) != spec {
+            if specs[tiles[i].param_index as usize] != spec {
                 break;
             }
             let servers = plan.max_servers.max(p.servers);

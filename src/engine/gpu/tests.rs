@@ -75,19 +75,22 @@ fn the_default_study_runs_each_pipeline_in_one_dispatch_on_a_large_gpu() {
         SegmentLayout::InTurn
     );
     let plan = BatchPlan::new(&owned.batch(), &large_gpu_limits(), layout).unwrap();
-    let mut specs: Vec<Specialization> = owned.params.iter().map(Specialization::of).collect();
+    let batch_specs = Specialization::for_batch(&owned.params);
+    let mut specs = batch_specs.clone();
     specs.sort();
     specs.dedup();
     // One dispatch per pipeline group, holding all of its tiles: every
-    // replication of the group in flight at once.
+    // replication of the group in flight at once. Two groups: the
+    // one-server points, and every central queue (R = 51 and 60 with their
+    // heaps in fast memory, R = 75 to 4000 in storage memory) side by side.
+    assert_eq!(specs.len(), 2, "{specs:?}");
     assert_eq!(plan.dispatches.len(), specs.len());
     let reps = |tiles: &mut dyn Iterator<Item = &Tile>| -> u64 {
         tiles.map(|t| u64::from(t.rep_count)).sum()
     };
     for (d, spec) in plan.dispatches.iter().zip(&specs) {
         assert_eq!(d.spec, *spec);
-        let in_group =
-            |t: &&Tile| Specialization::of(&owned.params[t.param_index as usize]) == *spec;
+        let in_group = |t: &&Tile| batch_specs[t.param_index as usize] == *spec;
         let group_reps = reps(&mut owned.tiles.iter().filter(in_group));
         let first = d.tile_offset as usize;
         let dispatch_tiles = &plan.tiles[first..first + d.tiles as usize];
@@ -206,10 +209,8 @@ fn the_run_loop_gives_an_h200_the_default_study_in_device_sized_calls() {
     })
     .unwrap();
     assert_eq!(rows, points.len());
-    let mut groups: Vec<Specialization> = points
-        .iter()
-        .map(|p| Specialization::of(&p.params))
-        .collect();
+    let params: Vec<PointParams> = points.iter().map(|p| p.params).collect();
+    let mut groups = Specialization::for_batch(&params);
     groups.sort();
     groups.dedup();
     eprintln!(
@@ -247,7 +248,7 @@ fn the_run_loop_gives_an_h200_the_default_study_in_device_sized_calls() {
         };
         let layout = SegmentLayout::for_batch(&batch, false, &large_gpu_limits());
         let plan = BatchPlan::new(&batch, &large_gpu_limits(), layout).unwrap();
-        let mut in_call: Vec<Specialization> = params.iter().map(Specialization::of).collect();
+        let mut in_call = Specialization::for_batch(params);
         in_call.sort();
         in_call.dedup();
         assert_eq!(plan.dispatches.len(), in_call.len());
@@ -567,10 +568,8 @@ fn gpu_or_skip(test: &str) -> Option<GpuEngine> {
 /// `GpuEngine::run`'s steps, with the histogram buffer pre-filled with
 /// `hist` (words, as the kernels lay them out) before the first pass.
 fn run_prefilled(gpu: &mut GpuEngine, batch: &Batch, hist: &[u32]) -> BatchOutput {
-    for p in batch.params {
-        gpu.pipelines
-            .get_or_compile(&gpu.gpu.device, Specialization::of(p))
-            .unwrap();
+    for spec in Specialization::for_batch(batch.params) {
+        gpu.pipelines.get_or_compile(&gpu.gpu.device, spec).unwrap();
     }
     let plan = BatchPlan::new(batch, &gpu.limits, gpu.layout_for(batch)).unwrap();
     let buffers = BatchBuffers::create(&gpu.gpu, batch, &plan).unwrap();
@@ -609,10 +608,12 @@ fn pass_cutting_never_changes_results() {
     );
     let owned = OwnedBatch::from_toml(MIXED);
     let batch = owned.batch();
-    // Every kernel, and Kiefer–Wolfowitz with a private and a global heap.
-    let specs: std::collections::BTreeSet<_> =
-        owned.params.iter().map(Specialization::of).collect();
-    assert!(specs.len() >= 4, "{specs:?}");
+    // Every kernel, Kiefer–Wolfowitz with a fast and a storage heap side
+    // by side in one pipeline.
+    let specs: std::collections::BTreeSet<_> = Specialization::for_batch(&owned.params)
+        .into_iter()
+        .collect();
+    assert!(specs.len() >= 3, "{specs:?}");
     let shortest = owned.params.iter().map(pass_customers).min().unwrap();
     let mut outputs = Vec::new();
     for length in [
@@ -635,6 +636,16 @@ fn pass_cutting_never_changes_results() {
     }
     let (first_length, first) = &outputs[0];
     assert!(first.hist.iter().sum::<u64>() > 0);
+    // And the CPU engine's, to the bit: the central queue of 4 (its heap in
+    // fast memory) beside the one of 100 (in storage memory) in one
+    // dispatch changes nothing.
+    let cpu = crate::engine::cpu::CpuEngine::new(2).run(&batch).unwrap();
+    assert_eq!(
+        bytemuck::cast_slice::<_, u32>(&cpu.reps),
+        bytemuck::cast_slice::<_, u32>(&first.reps),
+        "cpu vs {first_length:?}"
+    );
+    assert_eq!(cpu.hist, first.hist, "cpu vs {first_length:?}");
     for (length, out) in &outputs[1..] {
         // Bit for bit: RepResult's f32s compared as bits.
         assert_eq!(

@@ -332,6 +332,38 @@ pub fn write_kernels(dir: &Path) -> Result<usize> {
     Ok(variants.len())
 }
 
+/// Compiles every variant whose file name contains `filter` with the
+/// driver of the adapter `choice` names (its own compiler, beyond naga's
+/// validation: `examples/compile_kernels.rs`), skipping the
+/// variants whose resources exceed the adapter's limits. `before` sees each
+/// variant before it compiles (a driver's own log follows it). Returns the
+/// number compiled and skipped.
+pub fn compile_variants(
+    choice: &super::AdapterChoice,
+    filter: &str,
+    before: &mut dyn FnMut(&KernelVariant),
+) -> Result<(usize, usize)> {
+    let adapter = super::adapter::choose(&super::adapter::instance(), choice)?;
+    let limits = adapter.limits();
+    let (device, _queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        label: Some("qsweep kernels"),
+        required_limits: limits.clone(),
+        ..Default::default()
+    }))
+    .context("cannot open a device to compile on")?;
+    let (mut compiled, mut skipped) = (0, 0);
+    for v in every_variant().iter().filter(|v| v.file.contains(filter)) {
+        if !resource_needs(&v.source)?.shortfalls(&limits).is_empty() {
+            skipped += 1;
+            continue;
+        }
+        before(v);
+        super::pipelines::compile(&device, &v.file, &v.source)?;
+        compiled += 1;
+    }
+    Ok((compiled, skipped))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
