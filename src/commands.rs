@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use qsweep::analytic;
 use qsweep::backend::{self, Backend};
@@ -414,7 +414,7 @@ impl Extras {
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_nanos())
             ));
-            std::fs::create_dir_all(&tmp)?;
+            std::fs::create_dir_all(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
             args.sweep.out = Some(tmp.join("results.csv"));
             extras.stdout = Some(StdoutRows {
                 writer: csv::Writer::from_writer(std::io::stdout()),
@@ -455,15 +455,18 @@ impl Extras {
     /// A finished point's row (and histogram).
     fn point(&mut self, session: &Session, fields: &[String], r: &PointResult<'_>) -> Result<()> {
         if let Some(s) = self.stdout.as_mut() {
-            if !s.header_written {
-                let extra = session.extra_columns();
-                let header = output::COLUMNS.iter().copied();
-                s.writer
-                    .write_record(header.chain(extra.iter().map(String::as_str)))?;
-                s.header_written = true;
-            }
-            s.writer.write_record(fields)?;
-            s.writer.flush()?;
+            let mut write = || -> csv::Result<()> {
+                if !s.header_written {
+                    let extra = session.extra_columns();
+                    let header = output::COLUMNS.iter().copied();
+                    s.writer
+                        .write_record(header.chain(extra.iter().map(String::as_str)))?;
+                    s.header_written = true;
+                }
+                s.writer.write_record(fields)?;
+                Ok(s.writer.flush()?)
+            };
+            write().context("writing to stdout")?;
         }
         if let Some((path, force, append)) = self.hist_path.take() {
             self.hist = Some(HistSink::open(&path, force, append)?);
@@ -480,8 +483,10 @@ impl Extras {
             if !s.header_written {
                 // No row ran: the header alone, as the CSV holds it.
                 let table = Table::read_csv(csv)?;
-                s.writer.write_record(&table.header)?;
-                s.writer.flush()?;
+                s.writer
+                    .write_record(&table.header)
+                    .and_then(|()| Ok(s.writer.flush()?))
+                    .context("writing to stdout")?;
                 s.header_written = true;
             }
         }
@@ -881,7 +886,8 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         Some(path) => {
             let file = output::create_file(path, args.force, " (pass --force to overwrite)")?;
             let mut w = csv::Writer::from_writer(file);
-            w.write_record(qsweep::bench::BENCH_COLUMNS)?;
+            w.write_record(qsweep::bench::BENCH_COLUMNS)
+                .with_context(|| format!("writing {}", path.display()))?;
             Some(w)
         }
         None => None,
@@ -895,10 +901,12 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     })?;
     output::to_stdout(report.table())?;
     if let Some(w) = sink.as_mut() {
+        let path = args.out.as_ref().expect("out");
+        let named = || format!("writing {}", path.display());
         for r in &report.rows {
-            w.write_record(r.fields())?;
+            w.write_record(r.fields()).with_context(named)?;
         }
-        w.flush()?;
+        w.flush().with_context(named)?;
         eprintln!(
             "qsweep: wrote {}",
             args.out.as_ref().expect("out").display()

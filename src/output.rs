@@ -502,7 +502,11 @@ impl CsvSink {
             .append(true)
             .open(path)
             .map_err(|e| UsageError(format!("out: cannot open '{}': {e}", path.display())))?;
-        let empty = file.metadata()?.len() == 0;
+        let empty = file
+            .metadata()
+            .with_context(|| format!("reading {}", path.display()))?
+            .len()
+            == 0;
         Self::from_file(path, file, empty.then_some(extra))
     }
 
@@ -515,8 +519,11 @@ impl CsvSink {
                 .iter()
                 .copied()
                 .chain(extra.iter().map(String::as_str));
-            writer.write_record(names)?;
-            writer.flush()?;
+            // Every I/O error names the file (issue 25).
+            writer
+                .write_record(names)
+                .and_then(|()| writer.flush().map_err(csv::Error::from))
+                .with_context(|| format!("writing {}", path.display()))?;
         }
         Ok(Self {
             path: path.to_path_buf(),

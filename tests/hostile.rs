@@ -324,6 +324,24 @@ fn a_full_stdout_is_one_line_not_a_panic() {
     assert_eq!(meta(&d.join("r.meta.json"))["status"], "complete");
 }
 
+#[test]
+fn a_stream_to_a_closed_stdout_gives_no_resume_hint_that_cannot_work() {
+    let (dir, _) = setup();
+    let d = dir.path();
+    let mut child = qsweep_in(d, &["run", "s.toml", "-o", "-"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(141), "{}", show(&o));
+    let e = text(&o.stderr);
+    assert!(!e.contains("--resume"), "{}", show(&o));
+    assert!(e.contains("-o FILE"), "{}", show(&o));
+}
+
 // ---- silently wrong ----
 
 #[test]

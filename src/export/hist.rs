@@ -87,11 +87,13 @@ impl HistSink {
             File::create(path)
         }
         .map_err(|e| UsageError(format!("--hist: cannot open '{}': {e}", path.display())))?;
-        let empty = file.metadata()?.len() == 0;
+        // Every I/O error names the file (issue 25).
+        let named = || format!("writing {}", path.display());
+        let empty = file.metadata().with_context(named)?.len() == 0;
         let mut writer = csv::Writer::from_writer(file);
         if empty {
-            writer.write_record(HIST_COLUMNS)?;
-            writer.flush()?;
+            writer.write_record(HIST_COLUMNS).with_context(named)?;
+            writer.flush().with_context(named)?;
         }
         Ok(HistSink {
             path: path.to_path_buf(),
@@ -108,7 +110,9 @@ impl HistSink {
         max_wait: f64,
     ) -> Result<()> {
         for row in hist_rows(point, sections, scale, max_wait) {
-            self.writer.write_record(&row)?;
+            self.writer
+                .write_record(&row)
+                .with_context(|| format!("writing {}", self.path.display()))?;
         }
         self.writer
             .flush()

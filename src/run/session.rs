@@ -735,6 +735,22 @@ impl Session {
                     self.out.display()
                 ),
             };
+            if streams_to_stdout(&provenance::command_line()) {
+                // `-o -`: the CSV lives in a temporary folder that goes
+                // with this process; a `-o - --resume` hint cannot work
+                // (issue 25).
+                let how = if e.is::<Interrupted>() {
+                    "interrupted"
+                } else {
+                    "the run stopped"
+                };
+                progress::say(&format!(
+                    "qsweep: {how}; {} of {} points went to stdout (-o - cannot be resumed: \
+                     run it again, with -o FILE to keep the rows of a run that stops)",
+                    meta.points_done, self.in_file
+                ));
+                return Err(e);
+            }
             let hint = self.resume_hint();
             if e.is::<Interrupted>() {
                 progress::say(&format!(
@@ -768,6 +784,14 @@ fn partial_path(out: &Path) -> PathBuf {
         return PathBuf::from(name);
     }
     partial
+}
+
+/// Whether `args` (a command line) has `-o -` (or `--out -`, `--out=-`,
+/// `-o-`): the rows stream to stdout.
+fn streams_to_stdout(args: &[String]) -> bool {
+    args.windows(2)
+        .any(|w| (w[0] == "-o" || w[0] == "--out") && w[1] == "-")
+        || args.iter().any(|a| a == "--out=-" || a == "-o-")
 }
 
 /// `args` without `-o X`, `--out X`, `--out=X` or `-oX`.
