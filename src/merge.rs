@@ -262,6 +262,7 @@ pub fn merge(out: &Path, pieces: &[PathBuf], force: bool) -> Result<Merged> {
             .unwrap_or_default(),
         error: None,
         previous_runs: Vec::new(),
+        replaces: None,
         pieces: pieces
             .iter()
             .zip(&metas)

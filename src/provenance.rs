@@ -133,6 +133,12 @@ pub struct Meta {
     /// Earlier invocations that wrote to the same CSV (`--resume`).
     #[serde(default)]
     pub previous_runs: Vec<Invocation>,
+    /// For the `OUT.partial` of a `--force` run: the file name of the CSV it
+    /// replaces once complete, also when the run is resumed (`-o
+    /// OUT.partial --resume`), so the resumed run finishes what `--force`
+    /// started (issue 25: it left the new rows in the partial file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaces: Option<String>,
     /// For a merged CSV: the pieces it was made from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pieces: Vec<Piece>,

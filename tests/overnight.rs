@@ -621,6 +621,18 @@ fn force_replaces_the_old_csv_only_when_the_new_run_completes() {
         hint.contains("-o r.csv.partial") && !hint.contains("--force"),
         "{hint}"
     );
+    // The resume command finishes what --force started: its rows replace
+    // r.csv (issue 25: they stayed in r.csv.partial).
+    run_ok(d, LONG, &["-o", "r.csv.partial", "--resume"]);
+    assert_eq!(data_rows(&d.join("r.csv")), 60);
+    assert!(!d.join("r.csv.partial").exists());
+    assert!(!d.join("r.csv.meta.json").exists());
+    let m = meta(&d.join("r.meta.json"));
+    assert_eq!(
+        (&m["status"], &m["csv"]),
+        (&"complete".into(), &"r.csv".into())
+    );
+    assert!(m.get("replaces").is_none(), "{m}");
     // Completed: the new CSV takes the old one's place, with its meta.
     run_ok(d, LONG, &["-o", "r.csv", "--force"]);
     assert_eq!(data_rows(&d.join("r.csv")), 60);

@@ -88,6 +88,10 @@ pub struct Session {
     /// `--force` over an existing CSV: rows go to `OUT.partial`, renamed
     /// over the old CSV only once the run completes.
     partial: Option<PathBuf>,
+    /// The CSV that this run's rows replace once it completes: the old
+    /// output under `--force` (rows in [`Self::partial`]), or, resuming an
+    /// interrupted `--force` run's `OUT.partial`, the `OUT` its meta names.
+    replaces: Option<PathBuf>,
     /// Engines that simulated, in order (after a fallback, two).
     labels: Vec<String>,
     /// Engine seconds and customers (warm-up included) of the new rows.
@@ -160,6 +164,7 @@ impl Session {
         let hash = provenance::spec_hash(&spec, &table);
         let meta_file = provenance::meta_path(&out);
         let started = provenance::now_rfc3339();
+        let replaces = partial.as_ref().map(|_| out.clone());
         let mut session = Session {
             resuming: req.resume && out.symlink_metadata().is_ok(),
             resume_requested: req.resume,
@@ -183,6 +188,7 @@ impl Session {
             sink: None,
             meta: None,
             _lock: lock,
+            replaces,
             partial,
             labels: Vec::new(),
             sim_seconds: 0.0,
@@ -248,6 +254,26 @@ impl Session {
                     show(&m.shard),
                     show(&this)
                 )));
+            }
+            if let Some(name) = &m.replaces {
+                // Resuming an interrupted `--force` run's partial CSV: it
+                // still replaces the old CSV once complete.
+                let plain = Path::new(name).components().count() == 1
+                    && matches!(
+                        Path::new(name).components().next(),
+                        Some(std::path::Component::Normal(_))
+                    )
+                    && !name.ends_with(".meta.json");
+                if !plain {
+                    return Err(usage(format!(
+                        "--resume: '{}' says it replaces '{name}', which is not a file name \
+                         beside it; expected the meta file qsweep wrote (an edited file?)",
+                        self.meta_file.display()
+                    )));
+                }
+                let target = out.parent().unwrap_or(Path::new("")).join(name);
+                crate::files::regular_output(&target, "out")?;
+                self.replaces = Some(target);
             }
             self.previous_runs = m.previous_runs.clone();
             let mut last = m.run.clone();
@@ -482,6 +508,7 @@ impl Session {
             error: None,
             failed_points: Vec::new(),
             previous_runs: std::mem::take(&mut self.previous_runs),
+            replaces: self.replaces.as_deref().map(provenance::file_name),
             pieces: Vec::new(),
         };
         meta.write(&self.writing_meta())?;
@@ -689,6 +716,7 @@ impl Session {
         let new_rows = self.new_rows();
         let engines = self.engines();
         let writing_meta = self.writing_meta();
+        let source = self.csv_path().to_path_buf();
         let meta = self.meta.as_mut().expect("Session::begin wrote the meta");
         meta.points_done = self.done_before + new_rows;
         meta.failed_points = crate::output::failed_points(&self.rows);
@@ -706,16 +734,21 @@ impl Session {
             }
         }
         super::interrupt::clear_abort_meta();
-        if let (Some(partial), Ok(())) = (&self.partial, &result) {
+        if let (Some(target), Ok(())) = (self.replaces.clone(), &result) {
             // Complete: the new CSV replaces the old one, then its meta
             // (a crash in between leaves a meta that refuses the CSV, never
-            // one that vouches for the wrong rows).
-            meta.csv = provenance::file_name(&self.out);
-            std::fs::rename(partial, &self.out).with_context(|| {
-                format!("renaming {} to {}", partial.display(), self.out.display())
+            // one that vouches for the wrong rows). Also when this run
+            // resumed the partial CSV of an interrupted `--force` run.
+            meta.csv = provenance::file_name(&target);
+            meta.replaces = None;
+            std::fs::rename(&source, &target).with_context(|| {
+                format!("renaming {} to {}", source.display(), target.display())
             })?;
-            meta.write(&self.meta_file)?;
-            let _ = std::fs::remove_file(provenance::meta_path(partial));
+            let target_meta = provenance::meta_path(&target);
+            meta.write(&target_meta)?;
+            let _ = std::fs::remove_file(provenance::meta_path(&source));
+            self.out = target;
+            self.meta_file = target_meta;
             return Ok(());
         }
         meta.write(&writing_meta)?;
