@@ -512,6 +512,27 @@ fn plot_reads_a_big_csv_in_linear_time() {
 // ---- unclear ----
 
 #[test]
+fn a_write_that_fails_names_its_file() {
+    // No file may grow (`ulimit -f 0`, SIGXFSZ ignored): the first write,
+    // the CSV's header, fails with EFBIG.
+    let (dir, _) = setup();
+    let d = dir.path();
+    let o = Command::new("sh")
+        .args(["-c", "trap '' XFSZ; ulimit -f 0; exec \"$0\" \"$@\""])
+        .args([BIN, "run", "s.toml", "-o", "r.csv", "-q"])
+        .current_dir(d)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let e = text(&o.stderr);
+    let errors: Vec<&str> = e.lines().filter(|l| l.contains("error")).collect();
+    assert_eq!(errors.len(), 1, "{}", show(&o));
+    assert!(errors[0].contains("r.csv"), "{}", show(&o));
+}
+
+#[test]
 fn resume_messages_have_no_runs_of_spaces() {
     let (dir, _) = setup();
     let d = dir.path();
