@@ -55,6 +55,10 @@ pub struct RunArgs {
 /// stdout, `-o x.json|.md|.parquet` writes `x.csv` (and its meta) row by
 /// row as always and converts it once the run is complete; `--hist`.
 pub fn run_command(args: &RunArgs) -> Result<()> {
+    // Ctrl-C and SIGTERM are caught from the start: before the run loop
+    // watches them they exit at once with 130 (issue 25: a SIGTERM during
+    // the spec's loading or a GPU's start-up died with 143).
+    interrupt::install();
     let (args, mut extras) = Extras::prepare(args)?;
     run(&args, &mut extras)
 }
@@ -87,10 +91,9 @@ pub fn run(args: &RunArgs, extras: &mut Extras) -> Result<()> {
         );
     }
     let first_label = engine.label();
-    // Ctrl-C from here on exits at once, then (once the loop watches the
-    // flag) stops the run cleanly.
+    // Ctrl-C from here on exits at once (saying how to resume), then (once
+    // the loop watches the flag) stops the run cleanly.
     interrupt::set_resume_hint(&session.resume_hint());
-    interrupt::install();
     let todo = session.begin(&first_label, &say)?;
     say(&session.banner());
     let planned: f64 = todo

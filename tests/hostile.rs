@@ -533,6 +533,42 @@ fn a_write_that_fails_names_its_file() {
 }
 
 #[test]
+fn sigterm_while_starting_exits_130() {
+    // A spec that takes about a second to load (a 3-million-line empirical
+    // file): SIGTERM arrives while it loads, long before any engine.
+    let (dir, _) = setup();
+    let d = dir.path();
+    let mut data = String::with_capacity(30_000_000);
+    for i in 0..3_000_000u32 {
+        data.push_str(&format!("{}.{}\n", i % 7 + 1, i % 1000));
+    }
+    std::fs::write(d.join("big.txt"), data).unwrap();
+    let child = qsweep_in(
+        d,
+        &[
+            "run",
+            "s.toml",
+            "--service",
+            "empirical(file=big.txt)",
+            "-o",
+            "r.csv",
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(250));
+    let pid = child.id().to_string();
+    let st = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(st.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", show(&o));
+    assert!(text(&o.stderr).contains("stopped"), "{}", show(&o));
+    assert!(!d.join("r.csv").exists());
+}
+
+#[test]
 fn resume_messages_have_no_runs_of_spaces() {
     let (dir, _) = setup();
     let d = dir.path();

@@ -102,9 +102,15 @@ pub fn install() {
             let hint = RESUME_HINT.lock().map(|h| h.clone()).unwrap_or_default();
             if STOP.swap(true, Ordering::SeqCst) || !WATCHED.load(Ordering::SeqCst) {
                 write_abort_meta();
-                progress::say(&format!(
-                    "qsweep: stopped at once; the CSV keeps its whole rows. To resume:\n  {hint}"
-                ));
+                if hint.is_empty() {
+                    // Caught before the run had its CSV: nothing to resume.
+                    progress::say("qsweep: stopped before the run started; nothing was written");
+                } else {
+                    progress::say(&format!(
+                        "qsweep: stopped at once; the CSV keeps its whole rows. To resume:\n  \
+                         {hint}"
+                    ));
+                }
                 std::process::exit(130);
             }
             progress::say(
