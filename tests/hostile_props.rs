@@ -387,3 +387,160 @@ fn any_edit_of_a_merge_piece_is_merged_or_refused() {
         );
     }
 }
+
+#[test]
+fn any_empirical_file_is_answered_or_refused() {
+    let dir = setup();
+    let d = dir.path();
+    let mut rng = Rng(seed(0x2468_1357_aaaa_5555));
+    let lines = [
+        "1",
+        "0.5",
+        "2e-3",
+        "-1",
+        "0",
+        "nan",
+        "inf",
+        "1e39",
+        "1e-46",
+        "",
+        "# note",
+        "x",
+        "1 2",
+        "\u{feff}1",
+        "1\r",
+        "\u{0}",
+        "3,4",
+        "  7  ",
+    ];
+    for i in 0..80 {
+        let n = rng.below(12);
+        let text: Vec<&str> = (0..n).map(|_| rng.pick(&lines)).collect();
+        let name = format!("e{i}.txt");
+        std::fs::write(d.join(&name), text.join("\n")).unwrap();
+        let law = format!("empirical(file={name})");
+        let args = strings(&["analytic", "s.toml", "--service", &law]);
+        let out = check(d, &args, 30);
+        if out.status.success() && i % 4 == 0 {
+            let csv = format!("r{i}.csv");
+            check(
+                d,
+                &strings(&["run", "s.toml", "-q", "-o", &csv, "--service", &law]),
+                60,
+            );
+        }
+    }
+}
+
+/// Every file in `dir` (not below it) with its bytes, or its kind.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy().into_owned();
+            let t = e.file_type().unwrap();
+            let bytes = if t.is_file() {
+                std::fs::read(e.path()).unwrap()
+            } else {
+                format!("{t:?}").into_bytes()
+            };
+            (name, bytes)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn no_output_path_loses_an_existing_file() {
+    let dir = setup();
+    let d = dir.path();
+    check(d, &strings(&["run", "s.toml", "-q", "-o", "r.csv"]), 60);
+    check(d, &strings(&["run", "s.toml", "-q", "-o", "plain"]), 60);
+    for k in 0..2 {
+        let shard = format!("{k}/2");
+        let out = format!("p{k}.csv");
+        check(
+            d,
+            &strings(&["run", "s.toml", "-q", "--shard", &shard, "-o", &out]),
+            60,
+        );
+    }
+    std::fs::create_dir(d.join("sub")).unwrap();
+    std::fs::write(d.join("x.meta.json"), "not ours").unwrap();
+    let names = [
+        "r.csv",
+        "plain",
+        "new.csv",
+        "new",
+        "x.csv",
+        "r.meta.json",
+        "p0.meta.json",
+        "p0",
+        "s.toml",
+        "data.txt",
+        "fifo",
+        "sub",
+        "sub/",
+        "missing/x.csv",
+        ".",
+        "r.json",
+        "r.JSON",
+        "new.md",
+        "new.parquet",
+        "r.csv.partial",
+        "new.xlsx",
+        "",
+    ];
+    let mut rng = Rng(seed(0x5555_aaaa_1234_4321));
+    for _ in 0..60 {
+        let out = rng.pick(&names);
+        let force = rng.below(2) == 0;
+        let mut args = match rng.below(5) {
+            0 | 1 => strings(&["run", "s.toml", "-q", "-o", out]),
+            2 => strings(&["analytic", "s.toml", "-o", out]),
+            3 => strings(&["merge", out, "p0.csv", "p1.csv"]),
+            _ => strings(&["export", "r.csv", out]),
+        };
+        if force {
+            args.push("--force".into());
+        }
+        let before = snapshot(d);
+        let o = check(d, &args, 60);
+        let after = snapshot(d);
+        let code = o.status.code();
+        for (name, bytes) in &before {
+            let now = after.iter().find(|(n, _)| n == name);
+            let changed = now.is_none_or(|(_, b)| b != bytes);
+            // Only a forced command that succeeded may replace a file, and
+            // only its output or that output's meta.
+            let allowed = force
+                && code == Some(0)
+                && (out.trim_end_matches('/') == name
+                    || name.ends_with(".meta.json")
+                    || name.ends_with(".csv"));
+            assert!(
+                !changed || allowed,
+                "qsweep {args:?} (exit {code:?}) changed or removed '{name}'"
+            );
+        }
+        // Undo what the case wrote, so the next case starts the same.
+        for (name, _) in &after {
+            if !before.iter().any(|(n, _)| n == name) {
+                let p = d.join(name);
+                if p.is_dir() {
+                    std::fs::remove_dir_all(&p).unwrap();
+                } else {
+                    std::fs::remove_file(&p).unwrap();
+                }
+            }
+        }
+        for (name, bytes) in &before {
+            let p = d.join(name);
+            if p.is_file() {
+                std::fs::write(&p, bytes).unwrap();
+            }
+        }
+    }
+}
