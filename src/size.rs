@@ -193,6 +193,13 @@ impl FromStr for Target {
             .ok()
             .filter(|b: &f64| b.is_finite() && *b >= 0.0)
             .ok_or_else(|| bad("the bound is not a number >= 0"))?;
+        if metric == Metric::MeanSojourn && bound == 0.0 {
+            // A sojourn includes its own service (mean > 0): no fleet meets
+            // it, and the search would simulate up to its limit (issue 25).
+            return Err(bad(
+                "no fleet meets it: a sojourn includes its service, whose mean is > 0",
+            ));
+        }
         Ok(Target {
             metric,
             bound,
@@ -727,6 +734,7 @@ mod tests {
         assert_eq!(target("p999_wait<=1").metric.name(), "p999_wait");
         for bad in [
             "p99_wait",
+            "mean_sojourn<=0",
             "p98_wait<=1",
             "mean_wait<=-1",
             "mean_wait<=x",
