@@ -17,10 +17,12 @@
 // invocation's private memory. The placement is chosen per workgroup
 // (`fast_on`: its tile's queue fits), so one pipeline runs a call's small
 // and large queues side by side in one dispatch; the floats are the same
-// either way.
+// either way. The customer loop is called once per placement with `fast`
+// a constant, so after inlining (every driver inlines) each copy's heap
+// accesses are resolved at compile time, as if the pipeline had one
+// placement only: no branch per heap access in the loop.
 var<private> pheap: array<f32, PRIVATE_HEAP_LEN>;
 var<workgroup> wheap: array<f32, WORKGROUP_HEAP_LEN>;
-var<private> fast_on: bool;
 
 // Slot i of the fast heap of the invocation whose slot_lane is given.
 fn fget(i: u32, slot_lane: u32) -> f32 {
@@ -38,19 +40,77 @@ fn fset(i: u32, v: f32, slot_lane: u32) {
     }
 }
 
-fn hget(i: u32, stride: u32, slot_lane: u32) -> f32 {
-    if (fast_on) {
+fn hget(i: u32, stride: u32, slot_lane: u32, fast: bool) -> f32 {
+    if (FAST_HEAP && fast) {
         return fget(i, slot_lane);
     }
     return heap[i * stride + slot_lane];
 }
 
-fn hset(i: u32, v: f32, stride: u32, slot_lane: u32) {
-    if (fast_on) {
+fn hset(i: u32, v: f32, stride: u32, slot_lane: u32, fast: bool) {
+    if (FAST_HEAP && fast) {
         fset(i, v, slot_lane);
     } else {
         heap[i * stride + slot_lane] = v;
     }
+}
+
+// Where a replication's customer loop stands: the time since the epoch and
+// the arrivals since it moved.
+struct KwClock {
+    t: f32,
+    since_rebase: u32,
+}
+
+// Customers [begin, end) of replication `p` with `c` servers (`depth` heap
+// levels below the root), its heap in fast memory where `fast` (a constant
+// at each call).
+fn run_customers(p: PointParams, begin: u32, end: u32, start: KwClock, c: u32, depth: u32,
+                 stride: u32, slot_lane: u32, fast: bool) -> KwClock {
+    var t = start.t;
+    var since_rebase = start.since_rebase;
+    let lk = ln_keep(p);
+    let period = rebase_period(p.servers);
+    for (var n = begin; n < end; n++) {
+        let a = next_interarrival(p, lk);
+        t += a;
+        since_rebase += 1u;
+        if (since_rebase == period) {
+            for (var i = 0u; i < c; i++) {
+                hset(i, max(hget(i, stride, slot_lane, fast) - t, 0.0), stride, slot_lane, fast);
+            }
+            t = 0.0;
+            since_rebase = 0u;
+        }
+        let free = hget(0u, stride, slot_lane, fast);
+        let wait = max(free - t, 0.0);
+        let service = draw_service(p.service);
+        // Replace the root by the new free-at time, sifting it down through
+        // all `depth` levels (twin of `replace_roots` in
+        // src/engine/cpu/kiefer_wolfowitz.rs):
+        // once x has found its place the hole stops moving, and what is
+        // parked there meanwhile is overwritten by x. A trip count fixed
+        // per point and selects instead of branches: no divergence.
+        let x = (t + wait) * opaque_one + service;
+        var i = 0u;
+        for (var level = 0u; level < depth; level++) {
+            let l = 2u * i + 1u;
+            let r = l + 1u;
+            // Children past the last server are empty (+inf); the index is
+            // clamped so the discarded read stays in bounds.
+            let hl = select(HEAP_EMPTY, hget(min(l, c - 1u), stride, slot_lane, fast), l < c);
+            let hr = select(HEAP_EMPTY, hget(min(r, c - 1u), stride, slot_lane, fast), r < c);
+            let right = hr < hl;
+            let hm = select(hl, hr, right);
+            hset(i, hm, stride, slot_lane, fast);
+            i = select(i, select(l, r, right), hm < x);
+        }
+        hset(i, x, stride, slot_lane, fast);
+        if (n >= p.warmup) {
+            rec_record(wait, service, a);
+        }
+    }
+    return KwClock(t, since_rebase);
 }
 
 // An empty slot of the heap: larger than any free-at time; f32::MAX, the CPU
@@ -67,75 +127,37 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
     }
     let c = max(p.servers, 1u);
     // Uniform in the workgroup: its tile is one point's.
-    fast_on = FAST_HEAP && c <= FAST_HEAP_SERVERS;
+    let fast_on = FAST_HEAP && c <= FAST_HEAP_SERVERS;
     // Levels below the root: floor(log2 c).
     let depth = firstLeadingBit(c);
     let stride = info.lanes;
-    var t = 0.0;
-    var since_rebase = 0u;
+    var clock = KwClock(0.0, 0u);
     if (info.begin == 0u) {
         rng_init(p.seed_lo, p.seed_hi, p.point_index, rep);
         rng_status = 0u;
         rec_init(p.inv_hist_scale);
         for (var i = 0u; i < c; i++) {
-            hset(i, 0.0, stride, slot_lane);
+            hset(i, 0.0, stride, slot_lane, fast_on);
         }
     } else {
         let st = state_load(slot_lane, p.inv_hist_scale);
-        t = st.x;
-        since_rebase = st.since_rebase;
+        clock = KwClock(st.x, st.since_rebase);
         if (fast_on) {
             for (var i = 0u; i < c; i++) {
                 fset(i, heap[i * stride + slot_lane], slot_lane);
             }
         }
     }
-    let lk = ln_keep(p);
-    let period = rebase_period(p.servers);
     let end = min(info.end, total);
-    for (var n = info.begin; n < end; n++) {
-        let a = next_interarrival(p, lk);
-        t += a;
-        since_rebase += 1u;
-        if (since_rebase == period) {
-            for (var i = 0u; i < c; i++) {
-                hset(i, max(hget(i, stride, slot_lane) - t, 0.0), stride, slot_lane);
-            }
-            t = 0.0;
-            since_rebase = 0u;
-        }
-        let free = hget(0u, stride, slot_lane);
-        let wait = max(free - t, 0.0);
-        let service = draw_service(p.service);
-        // Replace the root by the new free-at time, sifting it down through
-        // all `depth` levels (twin of `replace_roots` in
-        // src/engine/cpu/kiefer_wolfowitz.rs):
-        // once x has found its place the hole stops moving, and what is
-        // parked there meanwhile is overwritten by x. A trip count fixed
-        // per point and selects instead of branches: no divergence.
-        let x = (t + wait) * opaque_one + service;
-        var i = 0u;
-        for (var level = 0u; level < depth; level++) {
-            let l = 2u * i + 1u;
-            let r = l + 1u;
-            // Children past the last server are empty (+inf); the index is
-            // clamped so the discarded read stays in bounds.
-            let hl = select(HEAP_EMPTY, hget(min(l, c - 1u), stride, slot_lane), l < c);
-            let hr = select(HEAP_EMPTY, hget(min(r, c - 1u), stride, slot_lane), r < c);
-            let right = hr < hl;
-            let hm = select(hl, hr, right);
-            hset(i, hm, stride, slot_lane);
-            i = select(i, select(l, r, right), hm < x);
-        }
-        hset(i, x, stride, slot_lane);
-        if (n >= p.warmup) {
-            rec_record(wait, service, a);
-        }
+    if (fast_on) {
+        clock = run_customers(p, info.begin, end, clock, c, depth, stride, slot_lane, true);
+    } else {
+        clock = run_customers(p, info.begin, end, clock, c, depth, stride, slot_lane, false);
     }
     if (end == total) {
         results[result_index] = rec_finish(p.customers);
     } else {
-        state_store(slot_lane, t, 0.0, since_rebase);
+        state_store(slot_lane, clock.t, 0.0, clock.since_rebase);
         if (fast_on) {
             for (var i = 0u; i < c; i++) {
                 heap[i * stride + slot_lane] = fget(i, slot_lane);

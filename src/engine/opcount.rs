@@ -107,8 +107,16 @@ pub fn ops_per_customer(source: &str, p: &PointParams) -> Option<f64> {
         Value::Unknown,
         Value::Unknown,
     ];
-    let (body, continuing) = counter.customer_loop(&f.body)?;
-    Some(counter.block(simulate, body, &args).0 + counter.block(simulate, continuing, &args).0)
+    // The customer loop is `simulate`'s own, or that of the function it
+    // calls to run its customers (the central queue's `run_customers`,
+    // called once per heap placement: the first call, with its arguments
+    // as `simulate` passes them).
+    let (f, args) = match counter.customer_loop(&f.body) {
+        Some(_) => (simulate, args),
+        None => counter.loop_call(simulate, &f.body, &args)?,
+    };
+    let (body, continuing) = counter.customer_loop(&counter.function(f).body)?;
+    Some(counter.block(f, body, &args).0 + counter.block(f, continuing, &args).0)
 }
 
 struct Counter<'a> {
@@ -145,6 +153,35 @@ impl Counter<'_> {
             }
         }
         found
+    }
+
+    /// The first function `block` (of `f`, called with `args`) calls that
+    /// has a customer loop, with the arguments it is called with.
+    fn loop_call(
+        &self,
+        f: Handle<Function>,
+        block: &Block,
+        args: &[Value],
+    ) -> Option<(Handle<Function>, Vec<Value>)> {
+        let func = self.function(f);
+        block.iter().find_map(|s| match s {
+            Statement::Call {
+                function,
+                arguments,
+                ..
+            } if self.customer_loop(&self.function(*function).body).is_some() => Some((
+                *function,
+                arguments
+                    .iter()
+                    .map(|&a| self.eval(func, a, args))
+                    .collect(),
+            )),
+            Statement::Block(b) => self.loop_call(f, b, args),
+            Statement::If { accept, reject, .. } => self
+                .loop_call(f, accept, args)
+                .or_else(|| self.loop_call(f, reject, args)),
+            _ => None,
+        })
     }
 
     /// Whether `block` calls the function `name`, directly or not.
