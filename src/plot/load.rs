@@ -66,11 +66,14 @@ pub(super) struct Loaded {
 pub(super) fn load(csv_path: &Path, opts: &PlotOptions) -> Result<Loaded, PlotError> {
     let file = csv_path.display().to_string();
     let ys = requested_ys(&file, opts)?;
-    if let Err(e) = crate::files::regular_input(csv_path, "plot") {
+    if let Some(kind) = crate::files::special(csv_path) {
         // A FIFO would block the read forever (issue 25).
         return Err(PlotError::Io {
             file: file.clone(),
-            cause: std::io::Error::new(std::io::ErrorKind::InvalidInput, e.0),
+            cause: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("it is {kind}; expected a regular file (a results CSV)"),
+            ),
         });
     }
     let data = std::fs::read(csv_path).map_err(|e| PlotError::Io {
