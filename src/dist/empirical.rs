@@ -31,8 +31,11 @@ pub(super) fn load_empirical(
     let full = resolve(file, base_dir);
     let fail = |msg: String| DistError(format!("{role}: empirical file '{file}' {msg}"));
     // A FIFO would block the read forever (issue 25).
-    if let Err(e) = crate::files::regular_input(&full, "file") {
-        return Err(fail(format!("is not readable here ({})", e.0)));
+    if let Some(kind) = crate::files::special(&full) {
+        return Err(fail(format!(
+            "is {kind} (looked at {}); expected a regular text file",
+            full.display()
+        )));
     }
     let content = std::fs::read_to_string(&full).map_err(|e| {
         fail(format!(
