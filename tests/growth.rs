@@ -367,7 +367,7 @@ fn an_unstable_jsq_point_reports_its_growth() {
     assert!(r[1]["mean_wait"].parse::<f64>().unwrap() > 100.0);
 }
 
-/// A point whose queue outgrows the memory limit (central with 512 routers
+/// A point whose queue outgrows the memory limit (central with 600 routers
 /// and 512 servers starts above 16 MiB of state, so it cannot grow, and at
 /// rho 2 overflows at once) gets a row with the error; the stable point
 /// beside it is written; the run exits with 3 and the meta lists the
@@ -379,7 +379,7 @@ fn a_point_over_the_memory_limit_exits_3_with_every_row_written() {
         "--routing",
         "central",
         "--routers",
-        "512",
+        "600",
         "--servers",
         "512",
         "--rho",
@@ -399,7 +399,7 @@ fn a_point_over_the_memory_limit_exits_3_with_every_row_written() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("qsweep: point 1 failed: grid point 1 (routing=central servers=512")
-            && stderr.contains("outgrew the memory limit of 27.0 MiB of dispatch state")
+            && stderr.contains("outgrew the memory limit of 17.6 MiB of dispatch state")
             && stderr.contains("1 of 2 points failed")
             && stderr.contains("--resume runs them again"),
         "{stderr}"
@@ -410,12 +410,12 @@ fn a_point_over_the_memory_limit_exits_3_with_every_row_written() {
     assert_eq!(r.len(), 2);
     assert_eq!(r[0]["error"], "");
     assert!(!r[0]["mean_wait"].is_empty());
-    assert!(r[1]["error"].contains("a capacity of 3072 requests) in 2 of 2 replications"));
+    assert!(r[1]["error"].contains("a capacity of 1536 requests) in 2 of 2 replications"));
     assert_eq!(
         (r[1]["mean_wait"].as_str(), r[1]["p99_wait"].as_str()),
         ("", "")
     );
-    assert_eq!(r[1]["max_in_system"], "3072");
+    assert_eq!(r[1]["max_in_system"], "1536");
     let meta = Meta::read(&dir.path().join("m.meta.json")).unwrap();
     assert_eq!(meta.failed_points, [1]);
     assert_eq!(meta.run.status, Status::Complete);
