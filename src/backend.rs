@@ -128,6 +128,28 @@ pub fn calibration_sample(points: &[PointParams]) -> Vec<PointParams> {
     out
 }
 
+/// Address space a GPU driver needs to start, at least. Under a smaller
+/// `ulimit -v` no driver is loaded at all, because one that runs out of
+/// address space while it initialises takes the process down with it:
+/// Mesa's lavapipe aborts (SIGABRT) opening a device below about 1 GB, and
+/// its Vulkan and GL drivers loaded together crash (SIGSEGV) below about
+/// 300 MB, before any error can be returned. (Hardware drivers map more.)
+pub const GPU_ADDRESS_SPACE_BYTES: u64 = 2 << 30;
+
+/// Why no GPU driver may be loaded in this process, if one may not: its
+/// address-space limit is below [`GPU_ADDRESS_SPACE_BYTES`].
+pub fn gpu_out_of_reach() -> Option<String> {
+    let limit = crate::memory::address_space_bytes()?;
+    (limit < GPU_ADDRESS_SPACE_BYTES).then(|| {
+        format!(
+            "the address-space limit (ulimit -v) of {} is below the {} a GPU driver needs to \
+             start, so no driver was loaded",
+            crate::memory::human(limit),
+            crate::memory::human(GPU_ADDRESS_SPACE_BYTES)
+        )
+    })
+}
+
 /// Opens the engine `backend` asks for. `auto` takes the CPU engine when
 /// there is no hardware adapter (deciding at once, without compiling a
 /// pipeline), and otherwise measures both engines on `sample` (the sweep's
@@ -150,6 +172,9 @@ pub fn choose_for(
             engine: Box::new(CpuEngine::new(threads)),
         }),
         Backend::Gpu => {
+            if let Some(why) = gpu_out_of_reach() {
+                anyhow::bail!("--backend gpu: {why}; raise it or use --backend cpu");
+            }
             let mut gpu = GpuEngine::open(&choice)?;
             let measured = if gpu.adapter().class == AdapterClass::Hardware {
                 let m = calibrate_on(&mut gpu, sample)?;
@@ -169,6 +194,12 @@ pub fn choose_for(
 
 fn auto(choice: &AdapterChoice, threads: usize, sample: &Sample) -> Result<Chosen> {
     let cpu = CpuEngine::new(threads);
+    if let Some(why) = gpu_out_of_reach() {
+        return Ok(Chosen {
+            reason: format!("cpu ({} threads): {why}", cpu.threads),
+            engine: Box::new(cpu),
+        });
+    }
     let adapters = list_adapters();
     if adapters.is_empty() {
         return Ok(Chosen {

@@ -688,6 +688,11 @@ fn seed_comparison() -> String {
 
 /// `qsweep adapters`: every adapter wgpu sees.
 pub fn adapters() -> Result<()> {
+    if let Some(why) = qsweep::backend::gpu_out_of_reach() {
+        return output::to_stdout(format!(
+            "GPU adapters not probed: {why} (qsweep will use its CPU engine)\n"
+        ));
+    }
     let list = list_adapters();
     if list.is_empty() {
         return output::to_stdout("no GPU adapters (qsweep will use its CPU engine)\n");

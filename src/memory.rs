@@ -86,6 +86,15 @@ fn meminfo_total(text: &str) -> Option<u64> {
     })
 }
 
+/// This process's soft address-space limit (`ulimit -v`) in bytes; `None`
+/// when unlimited or unknown (no `/proc`).
+pub fn address_space_bytes() -> Option<u64> {
+    std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .as_deref()
+        .and_then(address_space_limit)
+}
+
 /// `Max address space` from `/proc/self/limits` (None when unlimited).
 fn address_space_limit(text: &str) -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with("Max address space"))?;

@@ -582,3 +582,56 @@ fn resume_messages_have_no_runs_of_spaces() {
     let line = usage_error(&o, &["--quantiles"]);
     assert!(!line.contains("  "), "{line}");
 }
+
+/// `qsweep <args>` under `ulimit -v <kb>` (through sh), in `dir`.
+fn qsweep_under_ulimit(dir: &Path, kb: u64, args: &[&str]) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {kb} && exec \"$0\" \"$@\""))
+        .arg(BIN)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("sh starts")
+}
+
+/// Under a small `ulimit -v`, Mesa's drivers crashed while they initialised
+/// (`qsweep adapters`: SIGSEGV; `--backend gpu`: SIGABRT), taking the run
+/// down: now no driver is loaded, `auto` runs on the CPU saying why in one
+/// line, `gpu` fails with one line, and `adapters` says it did not probe.
+#[test]
+fn a_small_address_space_never_loads_a_gpu_driver() {
+    let (dir, spec) = setup();
+    let spec = spec.to_str().unwrap();
+    let kb = 300_000;
+    let out = qsweep_under_ulimit(dir.path(), kb, &["adapters"]);
+    ok(&out);
+    assert!(text(&out.stdout).contains("not probed"), "{}", show(&out));
+    let out = qsweep_under_ulimit(
+        dir.path(),
+        kb,
+        &["run", spec, "--backend", "auto", "-o", "auto.csv"],
+    );
+    ok(&out);
+    assert!(
+        text(&out.stderr).contains("backend: cpu") && text(&out.stderr).contains("ulimit -v"),
+        "{}",
+        show(&out)
+    );
+    let out = qsweep_under_ulimit(
+        dir.path(),
+        kb,
+        &["run", spec, "--backend", "gpu", "-o", "gpu.csv"],
+    );
+    no_panic(&out);
+    let code = out.status.code();
+    assert!(code == Some(1) || code == Some(2), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("--backend gpu") && err.contains("ulimit -v"),
+        "{}",
+        show(&out)
+    );
+    assert!(err.lines().count() <= 3, "{}", show(&out));
+}
