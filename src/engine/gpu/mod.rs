@@ -271,27 +271,7 @@ impl Engine for GpuEngine {
     /// no call with more results or histograms than one binding holds (the
     /// plan would refuse it; the run loop cuts it before).
     fn call_sizing(&self) -> CallSizing {
-        let binding = self
-            .limits
-            .max_storage_buffer_binding_size
-            .min(self.limits.max_buffer_size);
-        let tile_bytes = u64::from(crate::contract::TILE_REPS)
-            * std::mem::size_of::<crate::contract::RepResult>() as u64;
-        let slot_bytes = u64::from(crate::contract::HIST_BINS)
-            * u64::from(crate::contract::HIST_WORDS_PER_BIN)
-            * 4;
-        let (fill_reps, max_reps) = if self.hardware() {
-            (HARDWARE_CALL_REPS, HARDWARE_CALL_REPS)
-        } else {
-            (0, crate::engine::DEFAULT_MAX_CALL_REPS)
-        };
-        CallSizing {
-            expected_rate: self.expected_rate,
-            fill_reps,
-            max_reps,
-            max_tiles: (binding / tile_bytes).max(1),
-            max_slots: (binding / slot_bytes).max(1),
-        }
+        call_sizing_for(&self.limits, self.hardware(), self.expected_rate)
     }
 
     fn run(&mut self, batch: &Batch) -> Result<BatchOutput> {
@@ -332,16 +312,7 @@ impl GpuEngine {
         if !self.hardware() || seconds <= 0.0 {
             return;
         }
-        let work: f64 = batch
-            .tiles
-            .iter()
-            .map(|t| {
-                let p = &batch.params[t.param_index as usize];
-                f64::from(t.rep_count)
-                    * (f64::from(p.customers) + f64::from(p.warmup))
-                    * crate::contract::costs::loop_cost_per_customer(p) as f64
-            })
-            .sum();
+        let work: f64 = batch.tiles.iter().map(|t| super::tile_work(batch, t)).sum();
         let rate = work / seconds;
         let filled = batch.total_reps() as u64 >= HARDWARE_CALL_REPS;
         if filled || self.expected_rate.is_some_and(|r| rate > r) {
@@ -368,10 +339,10 @@ impl GpuEngine {
             return Ok((BatchOutput::empty(batch.slots, 0), Vec::new()));
         }
         plan::check_gpu_limits(batch.params, self.gpu.desc.is_software)?;
-        for spec in Specialization::for_batch(batch.params) {
-            self.pipelines.get_or_compile(&self.gpu.device, spec)?;
-        }
         let plan = BatchPlan::new(batch, &self.limits, self.layout_for(batch))?;
+        for d in &plan.dispatches {
+            self.pipelines.get_or_compile(&self.gpu.device, d.spec)?;
+        }
         let buffers = BatchBuffers::create(&self.gpu, batch, &plan)?;
         let (tally, times) = submit::run_passes(
             &self.gpu,
@@ -391,6 +362,35 @@ impl GpuEngine {
         }
         let out = readback::batch_output(&self.gpu, batch, &plan, &buffers)?;
         Ok((out, tile_seconds))
+    }
+}
+
+/// The [`CallSizing`] of a GPU engine on a device with `limits`, planned as
+/// `hardware` or not, expecting `expected_rate`: the engine's own, and what
+/// `tests.rs` replays an H200 with.
+fn call_sizing_for(
+    limits: &wgpu::Limits,
+    hardware: bool,
+    expected_rate: Option<f64>,
+) -> CallSizing {
+    let binding = limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size);
+    let tile_bytes = u64::from(crate::contract::TILE_REPS)
+        * std::mem::size_of::<crate::contract::RepResult>() as u64;
+    let slot_bytes =
+        u64::from(crate::contract::HIST_BINS) * u64::from(crate::contract::HIST_WORDS_PER_BIN) * 4;
+    let (fill_reps, max_reps) = if hardware {
+        (HARDWARE_CALL_REPS, HARDWARE_CALL_REPS)
+    } else {
+        (0, crate::engine::DEFAULT_MAX_CALL_REPS)
+    };
+    CallSizing {
+        expected_rate,
+        fill_reps,
+        max_reps,
+        max_tiles: (binding / tile_bytes).max(1),
+        max_slots: (binding / slot_bytes).max(1),
     }
 }
 

@@ -161,17 +161,8 @@ impl crate::engine::Engine for ReplayedH200 {
     }
 
     fn call_sizing(&self) -> crate::engine::CallSizing {
-        let limits = large_gpu_limits();
-        let tile = u64::from(crate::contract::TILE_REPS)
-            * std::mem::size_of::<crate::contract::RepResult>() as u64;
-        let slot = u64::from(crate::contract::HIST_BINS) * u64::from(HIST_WORDS_PER_BIN) * 4;
-        crate::engine::CallSizing {
-            expected_rate: Some(H200_LOOPS_PER_SECOND),
-            fill_reps: HARDWARE_CALL_REPS,
-            max_reps: HARDWARE_CALL_REPS,
-            max_tiles: limits.max_storage_buffer_binding_size / tile,
-            max_slots: limits.max_storage_buffer_binding_size / slot,
-        }
+        // The GPU engine's own sizing on hardware with an H200's limits.
+        super::call_sizing_for(&large_gpu_limits(), true, Some(H200_LOOPS_PER_SECOND))
     }
 
     fn run(&mut self, batch: &Batch) -> anyhow::Result<crate::engine::BatchOutput> {
@@ -568,10 +559,12 @@ fn gpu_or_skip(test: &str) -> Option<GpuEngine> {
 /// `GpuEngine::run`'s steps, with the histogram buffer pre-filled with
 /// `hist` (words, as the kernels lay them out) before the first pass.
 fn run_prefilled(gpu: &mut GpuEngine, batch: &Batch, hist: &[u32]) -> BatchOutput {
-    for spec in Specialization::for_batch(batch.params) {
-        gpu.pipelines.get_or_compile(&gpu.gpu.device, spec).unwrap();
-    }
     let plan = BatchPlan::new(batch, &gpu.limits, gpu.layout_for(batch)).unwrap();
+    for d in &plan.dispatches {
+        gpu.pipelines
+            .get_or_compile(&gpu.gpu.device, d.spec)
+            .unwrap();
+    }
     let buffers = BatchBuffers::create(&gpu.gpu, batch, &plan).unwrap();
     gpu.gpu
         .queue
