@@ -9,6 +9,9 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::Rng;
+
 const BIN: &str = env!("CARGO_BIN_EXE_qsweep");
 
 const SPEC: &str = "[sweep]\nrouting = [\"random\", \"central\"]\nservers = [2]\nrho = [0.5]\n\
@@ -23,24 +26,6 @@ fn seed(base: u64) -> u64 {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
     (base ^ extra.wrapping_mul(0x9e37_79b9_7f4a_7c15)) | 1
-}
-
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.below(xs.len())]
-    }
 }
 
 const NUMBERS: [&str; 18] = [

@@ -13,6 +13,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::Rng;
+
 const BIN: &str = env!("CARGO_BIN_EXE_qsweep");
 /// Address space each child may map: 1 GiB.
 const VM_KB: u64 = 1 << 20;
@@ -248,32 +251,6 @@ fn memory_bombs_are_refused_by_name_before_they_are_allocated() {
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("QSWEEP_MEMORY_LIMIT: 'lots' is not a size")
     );
-}
-
-/// xorshift64* (Vigna, "An experimental exploration of Marsaglia's xorshift
-/// generators, scrambled", ACM TOMS 42(2), 2016): seeded, so a failing case
-/// can be replayed with `QSWEEP_FUZZ_SEED`.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
 }
 
 /// One random `qsweep run` or `qsweep plot` command line: valid values,

@@ -147,3 +147,31 @@ pub fn law(kind: qsweep::contract::LawKind, n: u32, p: [f32; 4]) -> qsweep::cont
         ..qsweep::contract::Law::unclamped(kind, p)
     }
 }
+
+/// xorshift64* (Vigna, "An experimental exploration of Marsaglia's xorshift
+/// generators, scrambled", ACM TOMS 42(2), 2016): the seeded, dependency-free
+/// generator of the property tests (`limits.rs`, `hostile_props.rs`), so a
+/// failing case replays from its seed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    pub fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
+
+    /// True `percent` times in a hundred.
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}
