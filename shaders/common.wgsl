@@ -36,6 +36,8 @@ struct PointParams {
     capacity: u32,
     _pad0: u32,
     _pad1: u32,
+    // --slo's wait thresholds (src/contract/mod.rs, `PointParams::slo`).
+    slo: vec4<f32>,
 }
 
 struct Tile {
@@ -56,6 +58,8 @@ struct RepResult {
     customers: u32,
     status: u32,
     max_in_system: u32,
+    // Recorded waits above each of PointParams.slo's thresholds.
+    exceed: array<u32, 4>,
 }
 
 // Which part of the batch this dispatch covers (filled per pass by
@@ -86,6 +90,8 @@ struct LaneState {
     done: vec4<f32>,
     // The current segment's map (lindley.wgsl's seg_map).
     seg_map: vec4<f32>,
+    // The recorder's counts of waits above each slo threshold.
+    exceed: vec4<u32>,
     // Kernel variables: Lindley (wait, previous service); Kiefer-Wolfowitz
     // (time since the epoch, customers since the last rebase).
     x: f32,
@@ -178,6 +184,8 @@ struct Recorder {
     carry: vec4<f32>,  // their compensations
     block: vec4<f32>,
     done: vec4<f32>,   // the Kahan sums of the segments done, added in order
+    exceed: vec4<u32>, // waits above each of `slo`'s thresholds
+    slo: vec4<f32>,    // PointParams.slo
     in_block: u32,
     waited: u32,
     recorded: u32,
@@ -192,11 +200,13 @@ var<private> rec: Recorder;
 // private variables start at zero in every dispatch.
 var<private> pass_zeros: u32;
 
-fn rec_init(inv_scale: f32) {
+fn rec_init(inv_scale: f32, slo: vec4<f32>) {
     rec.wait = vec4<f32>(0.0);
     rec.carry = vec4<f32>(0.0);
     rec.block = vec4<f32>(0.0);
     rec.done = vec4<f32>(0.0);
+    rec.exceed = vec4<u32>(0u);
+    rec.slo = slo;
     rec.in_block = 0u;
     rec.waited = 0u;
     rec.recorded = 0u;
@@ -218,6 +228,7 @@ fn rec_record(wait: f32, service: f32, interarrival: f32) {
     let sojourn = wait + service;
     rec.block += vec4<f32>(wait, sojourn, service, interarrival);
     rec.waited += select(0u, 1u, wait > 0.0);
+    rec.exceed += select(vec4<u32>(0u), vec4<u32>(1u), vec4<f32>(wait) > rec.slo);
     rec.max_wait = max(rec.max_wait, wait);
     rec.max_sojourn = max(rec.max_sojourn, sojourn);
     // Customers who did not wait (often the largest bin) are counted in a
@@ -249,7 +260,7 @@ fn rec_end_segment() {
 
 // A replication's result from its sums over `customers` recorded ones.
 fn rec_result(sums: vec4<f32>, waited: u32, recorded: u32, max_wait: f32, max_sojourn: f32,
-              status: u32, customers: u32) -> RepResult {
+              status: u32, customers: u32, exceed: vec4<u32>) -> RepResult {
     let n = f32(max(customers, 1u));
     var r: RepResult;
     r.mean_wait = sums.x / n;
@@ -263,13 +274,14 @@ fn rec_result(sums: vec4<f32>, waited: u32, recorded: u32, max_wait: f32, max_so
     // was cut short.
     r.customers = recorded;
     r.status = status;
+    r.exceed = array<u32, 4>(exceed.x, exceed.y, exceed.z, exceed.w);
     return r;
 }
 
 fn rec_finish(customers: u32) -> RepResult {
     rec_end_segment();
     return rec_result(rec.done, rec.waited, rec.recorded, rec.max_wait, rec.max_sojourn,
-                      rng_status, customers);
+                      rng_status, customers, rec.exceed);
 }
 
 // A one-server replication's current segment map (lindley.wgsl), kept with
@@ -286,6 +298,7 @@ fn state_store(slot: u32, x: f32, y: f32, since_rebase: u32) {
     st.block = rec.block;
     st.done = rec.done;
     st.seg_map = seg_map;
+    st.exceed = rec.exceed;
     st.x = x;
     st.y = y;
     st.since_rebase = since_rebase;
@@ -298,7 +311,7 @@ fn state_store(slot: u32, x: f32, y: f32, since_rebase: u32) {
     lane_state[slot] = st;
 }
 
-fn state_load(slot: u32, inv_scale: f32) -> LaneState {
+fn state_load(slot: u32, inv_scale: f32, slo: vec4<f32>) -> LaneState {
     let st = lane_state[slot];
     rng_s = st.rng;
     rng_status = st.status;
@@ -307,6 +320,8 @@ fn state_load(slot: u32, inv_scale: f32) -> LaneState {
     rec.block = st.block;
     rec.done = st.done;
     seg_map = st.seg_map;
+    rec.exceed = st.exceed;
+    rec.slo = slo;
     rec.in_block = st.in_block;
     rec.waited = st.waited;
     rec.recorded = st.recorded;

@@ -462,13 +462,13 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
     if (info.begin == 0u) {
         rng_init(p.seed_lo, p.seed_hi, p.point_index, rep);
         rng_status = 0u;
-        rec_init(p.inv_hist_scale);
+        rec_init(p.inv_hist_scale, p.slo);
         hp_n = 0u;
         done = 0u;
         peak = 0u;
         queued = 0u;
     } else {
-        let saved = state_load(slot_lane, p.inv_hist_scale);
+        let saved = state_load(slot_lane, p.inv_hist_scale, p.slo);
         clock = Clock(saved.x, saved.since_rebase);
         hp_n = ld(0u);
         done = ld(1u);

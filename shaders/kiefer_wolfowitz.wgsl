@@ -135,12 +135,12 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
     if (info.begin == 0u) {
         rng_init(p.seed_lo, p.seed_hi, p.point_index, rep);
         rng_status = 0u;
-        rec_init(p.inv_hist_scale);
+        rec_init(p.inv_hist_scale, p.slo);
         for (var i = 0u; i < c; i++) {
             hset(i, 0.0, stride, slot_lane, fast_on);
         }
     } else {
-        let st = state_load(slot_lane, p.inv_hist_scale);
+        let st = state_load(slot_lane, p.inv_hist_scale, p.slo);
         clock = KwClock(st.x, st.since_rebase);
         if (fast_on) {
             for (var i = 0u; i < c; i++) {

@@ -55,11 +55,11 @@ fn lindley_resume(p: PointParams, rep: u32, segment: u32, slot: u32) -> vec2<f32
     if (info.begin == 0u) {
         rng_init_segment(p.seed_lo, p.seed_hi, p.point_index, rep, segment);
         rng_status = 0u;
-        rec_init(p.inv_hist_scale);
+        rec_init(p.inv_hist_scale, p.slo);
         seg_map = vec4<f32>(0.0);
         return vec2<f32>(0.0);
     }
-    let st = state_load(slot, p.inv_hist_scale);
+    let st = state_load(slot, p.inv_hist_scale, p.slo);
     return vec2<f32>(st.x, st.y);
 }
 
@@ -123,6 +123,7 @@ var<workgroup> seg_maps: array<vec2<f32>, TILE_REPS>;
 var<workgroup> seg_sums: array<vec4<f32>, TILE_REPS>;
 var<workgroup> seg_counts: array<vec4<u32>, TILE_REPS>;
 var<workgroup> seg_maxima: array<vec2<f32>, TILE_REPS>;
+var<workgroup> seg_exceed: array<vec4<u32>, TILE_REPS>;
 // Segments per replication in this workgroup's tile, read uniformly.
 var<workgroup> tile_segments: u32;
 
@@ -213,13 +214,16 @@ fn run_segments_tile(wg: vec3<u32>, lane: u32, count: u32) {
         seg_sums[lane] = rec.done;
         seg_counts[lane] = vec4<u32>(rec.waited, rec.recorded, rng_status, 0u);
         seg_maxima[lane] = vec2<f32>(rec.max_wait, rec.max_sojourn);
+        seg_exceed[lane] = rec.exceed;
     }
     workgroupBarrier();
     if (in_tile && sum_pass && seg == 0u) {
         var sums = vec4<f32>(0.0);
         var counts = vec4<u32>(0u);
         var maxima = vec2<f32>(0.0);
+        var exceed = vec4<u32>(0u);
         for (var k = 0u; k < count; k++) {
+            exceed += seg_exceed[lane + k];
             sums = (sums + seg_sums[lane + k]) * opaque_one;
             let c = seg_counts[lane + k];
             counts = vec4<u32>(counts.x + c.x, counts.y + c.y, counts.z | c.z, 0u);
@@ -227,7 +231,7 @@ fn run_segments_tile(wg: vec3<u32>, lane: u32, count: u32) {
         }
         let result_index = (info.tile_offset + local_tile) * TILE_REPS + rep_in_tile;
         results[result_index] = rec_result(sums, counts.x, counts.y, maxima.x, maxima.y,
-                                           counts.z, p.customers);
+                                           counts.z, p.customers, exceed);
     } else if (in_tile && !all_done && !sum_pass) {
         state_store(slot, wait, prev_service, 0u);
     }

@@ -215,6 +215,64 @@ pub fn quantile_fields(
         .collect()
 }
 
+/// The columns `--slo` appends after [`quantile_columns`], in the order
+/// given: for each threshold `t`, `p_wait_gt_{t}` (P(wait > t), the mean of
+/// the replications' exact fractions), its `_ci95` (Student t over
+/// replications, as `p_wait_ci95`) and `analytic_p_wait_gt_{t}` (the exact
+/// tail, empty where no exact baseline gives the wait's law), `t` written as
+/// the shortest decimal that reads back to it (`0.1` → `p_wait_gt_0.1`).
+pub fn slo_columns(thresholds: &[f64]) -> Vec<String> {
+    thresholds
+        .iter()
+        .flat_map(|t| {
+            [
+                format!("p_wait_gt_{t}"),
+                format!("p_wait_gt_{t}_ci95"),
+                format!("analytic_p_wait_gt_{t}"),
+            ]
+        })
+        .collect()
+}
+
+/// The values of [`slo_columns`] for one point. As `p_wait_ci95`, a CI is
+/// left empty where no customer waited longer than its threshold (0 ± 0
+/// would exclude any positive truth); the statistics are empty for a failed
+/// point, the baseline is kept.
+pub fn slo_fields(
+    thresholds: &[f64],
+    stats: &PointStats,
+    analytic: &Baseline,
+    failed: bool,
+) -> Vec<String> {
+    thresholds
+        .iter()
+        .enumerate()
+        .flat_map(|(k, &t)| {
+            let exact = opt(analytic.p_wait_gt(t));
+            if failed {
+                return [String::new(), String::new(), exact];
+            }
+            let ci = stats.p_wait_gt_ci95[k].filter(|_| stats.exceeded[k] > 0);
+            [num(stats.p_wait_gt[k]), opt(ci), exact]
+        })
+        .collect()
+}
+
+/// Whether `name` is one of the columns [`extra_columns`] makes (the shape
+/// `--resume` and `merge` accept after the standard header).
+pub fn is_extra_column(name: &str) -> bool {
+    (name.starts_with('q') && name.contains("_wait"))
+        || name.starts_with("p_wait_gt_")
+        || name.starts_with("analytic_p_wait_gt_")
+}
+
+/// The columns after [`COLUMNS`]: `--quantiles`', then `--slo`'s.
+pub fn extra_columns(quantiles: &[f64], slo: &[f64]) -> Vec<String> {
+    let mut columns = quantile_columns(quantiles);
+    columns.extend(slo_columns(slo));
+    columns
+}
+
 /// Index of the column `name` in [`COLUMNS`].
 pub fn column_index(name: &str) -> Option<usize> {
     COLUMNS.iter().position(|c| *c == name)

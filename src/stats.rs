@@ -457,6 +457,14 @@ pub struct PointStats {
     pub p99_sojourn: f64,
     /// CI of `p99_sojourn`, by [`percentile_ci`] as the wait percentiles'.
     pub p99_sojourn_ci95: Option<f64>,
+    /// `--slo`: P(wait > t) for each of `PointParams::slo`'s thresholds
+    /// (the slots past the spec's are meaningless), the mean over the
+    /// replications of their exact fractions (`RepResult::exceed`), with
+    /// the Student t CI over replications as for `p_wait`, and the
+    /// customers counted above each threshold (all replications).
+    pub p_wait_gt: [f64; 4],
+    pub p_wait_gt_ci95: [Option<f64>; 4],
+    pub exceeded: [u64; 4],
     /// Mean service time actually drawn (a check on the samplers).
     pub mean_service: f64,
     /// Replications whose sampler reported trouble.
@@ -708,7 +716,16 @@ pub fn point_stats(
     .map(|c| c.half_width(p99_sojourn));
     let recorded: u64 = pooled.iter().sum();
     let p_waits = col(|r| r.p_wait);
+    let exceed_fractions = |k: usize| -> Vec<f64> {
+        reps.iter()
+            .map(|r| f64::from(r.exceed[k]) / f64::from(r.customers.max(1)))
+            .collect()
+    };
+    let exceed: [Vec<f64>; 4] = std::array::from_fn(exceed_fractions);
     PointStats {
+        p_wait_gt: std::array::from_fn(|k| mean(&exceed[k])),
+        p_wait_gt_ci95: std::array::from_fn(|k| ci95_half_width(&exceed[k])),
+        exceeded: std::array::from_fn(|k| reps.iter().map(|r| u64::from(r.exceed[k])).sum()),
         reps: n,
         mean_wait: mean(&waits),
         mean_wait_ci95: ci95_half_width(&waits),

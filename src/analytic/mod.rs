@@ -175,6 +175,32 @@ pub struct Baseline {
     /// "unstable". An `approx:` label covers both numbers (the p99 then comes
     /// from an exponential-tail fit to the approximate mean).
     pub method: String,
+    /// The wait's exact tail P(W > t), where the baseline is exact and the
+    /// formula gives the whole law (not Pollaczek–Khinchine's mean alone):
+    /// `--slo`'s `analytic_p_wait_gt_{t}` columns.
+    pub wait_tail: Option<WaitTail>,
+}
+
+/// An exact law of the FCFS wait's tail.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum WaitTail {
+    /// P(W > t) = `p_wait` · exp(−`decay` · t): M/M/c, with P(W > 0) the
+    /// Erlang C probability and decay c μ − λ (\[GH\] ch. 2), and GI/M/1,
+    /// with σ and μ (1 − σ) (\[Kleinrock\] ch. 6; \[GH\] ch. 5).
+    Exponential { p_wait: f64, decay: f64 },
+    /// M/D/1: one minus the exact CDF of `md1_wait_cdf` (\[Crommelin\];
+    /// \[Franx\]), arrival rate `lambda`, service time `d`.
+    Md1 { lambda: f64, d: f64 },
+}
+
+impl WaitTail {
+    /// P(W > t); None where the formula cannot say (M/D/1 beyond its table).
+    pub fn p_wait_gt(&self, t: f64) -> Option<f64> {
+        match *self {
+            WaitTail::Exponential { p_wait, decay } => Some(p_wait * (-decay * t.max(0.0)).exp()),
+            WaitTail::Md1 { lambda, d } => md1_wait_cdf(lambda, d, t).map(|c| (1.0 - c).max(0.0)),
+        }
+    }
 }
 
 impl Baseline {
@@ -183,7 +209,20 @@ impl Baseline {
             mean_wait,
             p99_wait,
             method: method.to_string(),
+            wait_tail: None,
         }
+    }
+
+    fn with_tail(self, wait_tail: WaitTail) -> Self {
+        Baseline {
+            wait_tail: Some(wait_tail),
+            ..self
+        }
+    }
+
+    /// The exact P(W > t), where the baseline knows the wait's law.
+    pub fn p_wait_gt(&self, t: f64) -> Option<f64> {
+        self.wait_tail.and_then(|w| w.p_wait_gt(t))
     }
 
     fn none() -> Self {
@@ -311,7 +350,11 @@ pub fn baseline(q: &QueueInput) -> Baseline {
                 method,
                 Some(mmc_mean_wait(c, lam, mu)),
                 Some(mmc_wait_quantile(c, lam, mu, P99)),
-            );
+            )
+            .with_tail(WaitTail::Exponential {
+                p_wait: erlang_c(c, lam / mu),
+                decay: f64::from(c) * mu - lam,
+            });
         }
         if c == 1 {
             if let Some(base) = KnownLst::from_law(&q.arrival, q.lambda) {
@@ -326,7 +369,11 @@ pub fn baseline(q: &QueueInput) -> Baseline {
                         method,
                         Some(sol.mean_wait()),
                         Some(sol.wait_quantile(P99)),
-                    );
+                    )
+                    .with_tail(WaitTail::Exponential {
+                        p_wait: sol.sigma,
+                        decay: sol.decay,
+                    });
                 }
             }
         }
@@ -336,7 +383,11 @@ pub fn baseline(q: &QueueInput) -> Baseline {
         let mean = pollaczek_khinchine_mean_wait(lam, s.mean, s.scv);
         if s.scv <= 0.0 {
             // Deterministic service (Det, or any law with zero variance).
-            return Baseline::new("exact:md1", Some(mean), md1_wait_quantile(lam, s.mean, P99));
+            return Baseline::new("exact:md1", Some(mean), md1_wait_quantile(lam, s.mean, P99))
+                .with_tail(WaitTail::Md1 {
+                    lambda: lam,
+                    d: s.mean,
+                });
         }
         return Baseline::new("exact:pollaczek_khinchine", Some(mean), None);
     }

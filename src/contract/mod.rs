@@ -30,8 +30,9 @@ pub use codes::{DispatchPolicy, Kernel, LawKind, Thinning, UnknownCode};
 /// - PARETO: bounded Pareto on `[L, H]`: `alpha = p[0]`, `L = p[1]`,
 ///   `p[2] = (L/H)^alpha` and `p[3] = 1 − (L/H)^alpha`, both from f64
 /// - UNIFORM: `p[0] + p[1] * U`
-/// - EMPIRICAL: piecewise-linear inverse CDF through the `n` sorted values at
-///   `offset` in the shared table
+/// - EMPIRICAL: the `n` sorted values at `offset` in the shared table,
+///   resampled (`p[0] = 0`: each with probability `1/n`) or, `p[0] = 1`
+///   (`smooth=linear`), their piecewise-linear inverse CDF
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct Law {
@@ -231,7 +232,17 @@ pub struct PointParams {
     pub capacity: u32,
     pub _pad0: u32,
     pub _pad1: u32,
+    /// `--slo`: the wait thresholds t whose exceedances P(wait > t) the
+    /// recorder counts, exactly, per replication ([`RepResult::exceed`]);
+    /// up to [`MAX_SLO_THRESHOLDS`], in the spec's time unit, compared in
+    /// f32. The slots past the spec's thresholds are counted too (against
+    /// whatever they hold) and never read.
+    pub slo: [f32; 4],
 }
+
+/// Wait thresholds one run can count (`PointParams::slo`): the recorder
+/// compares each recorded wait with all of them in one 4-lane comparison.
+pub const MAX_SLO_THRESHOLDS: usize = 4;
 
 impl Law {
     /// A law of `kind` with parameters `p`, neither scaled nor clamped
@@ -455,6 +466,9 @@ pub struct RepResult {
     /// held at once (at servers and routers, warm-up included), at least
     /// its capacity when it overflowed. 0 for the other kernels.
     pub max_in_system: u32,
+    /// Recorded customers whose wait exceeded each of
+    /// [`PointParams::slo`]'s thresholds (`wait > t`, in f32).
+    pub exceed: [u32; 4],
 }
 
 pub mod rep_status {

@@ -94,6 +94,9 @@ pub fn point_params(spec: &Spec, g: &GridPoint, table: &mut Vec<f32>) -> PointPa
         // The first capacity; the run loop grows it where replications
         // overflow (see `rounds`, growing dispatch queues).
         capacity: 0,
+        // `--slo`'s thresholds, rounded to the f32 the recorder compares
+        // waits with (the unused slots count waits above 0, never read).
+        slo: std::array::from_fn(|k| spec.run.slo.get(k).map_or(0.0, |&t| t as f32)),
         ..PointParams::default()
     }
     .with_ln_keep()

@@ -147,7 +147,7 @@ pub fn scan_csv(path: &Path, expect: &Expect<'_>) -> Result<Scanned> {
             return Err(not_header());
         }
     };
-    // The standard columns, then any `--quantiles` columns (q…_wait).
+    // The standard columns, then any `--quantiles` and `--slo` columns.
     let extra: Vec<String> = std::str::from_utf8(first_line)
         .ok()
         .and_then(|l| l.strip_prefix(standard.as_str()))
@@ -157,7 +157,7 @@ pub fn scan_csv(path: &Path, expect: &Expect<'_>) -> Result<Scanned> {
                 .strip_prefix(',')
                 .map(|r| r.split(',').map(str::to_string).collect()),
         })
-        .filter(|e: &Vec<String>| e.iter().all(|c| c.starts_with('q') && c.contains("_wait")))
+        .filter(|e: &Vec<String>| e.iter().all(|c| crate::output::is_extra_column(c)))
         .ok_or_else(not_header)?;
     let header = format!("{}\n", String::from_utf8_lossy(first_line));
     let width = COLUMNS.len() + extra.len();
@@ -266,7 +266,7 @@ pub fn scan_csv(path: &Path, expect: &Expect<'_>) -> Result<Scanned> {
                     crate::output::Value::Axis(_) => false,
                     crate::output::Value::Result(_) => !TEXT_RESULTS.contains(&column.name),
                 },
-                // `--quantiles` columns.
+                // `--quantiles` and `--slo` columns.
                 None => true,
             };
             let v = field(c);

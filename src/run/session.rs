@@ -301,7 +301,7 @@ impl Session {
             numbers: true,
         };
         let scanned = scan_csv(out, &expect)?;
-        let extra = crate::output::quantile_columns(&self.spec.run.quantiles);
+        let extra = self.extra_columns();
         if !scanned.no_header && scanned.extra != extra {
             let show = |c: &[String]| match c {
                 [] => "none".to_string(),
@@ -309,7 +309,7 @@ impl Session {
             };
             return Err(usage(format!(
                 "--resume: '{}' has the extra columns {}, this run writes {}; expected the \
-                 --quantiles it was started with",
+                 --quantiles and --slo it was started with",
                 out.display(),
                 show(&scanned.extra),
                 show(&extra)
@@ -603,6 +603,12 @@ impl Session {
             r.point.scale,
             r.stats.max_wait,
         ));
+        fields.extend(crate::output::slo_fields(
+            &self.spec.run.slo,
+            &r.stats,
+            &base,
+            r.error.is_some(),
+        ));
         self.sink
             .as_mut()
             .expect("Session::begin opened the CSV")
@@ -617,9 +623,9 @@ impl Session {
         Ok(self.rows.last().expect("just pushed"))
     }
 
-    /// The columns after the standard ones (`--quantiles`).
+    /// The columns after the standard ones (`--quantiles`, `--slo`).
     pub fn extra_columns(&self) -> Vec<String> {
-        crate::output::quantile_columns(&self.spec.run.quantiles)
+        crate::output::extra_columns(&self.spec.run.quantiles, &self.spec.run.slo)
     }
 
     /// The CSV this run writes: the output, or `OUT.partial` under

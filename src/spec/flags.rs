@@ -106,6 +106,9 @@ pub struct SweepArgs {
     /// Extra wait quantiles, each adding the CSV columns q{Q}_wait and q{Q}_wait_ci95 (e.g. 0.9999 → q0.9999_wait), computed like p99_wait [list]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub quantiles: Option<String>,
+    /// Wait thresholds (at most 4, in the spec's time unit), each adding the CSV columns p_wait_gt_{T}, p_wait_gt_{T}_ci95 and analytic_p_wait_gt_{T}: P(wait > T), counted exactly per customer in the kernels, Student t CI over replications [list]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub slo: Option<String>,
 }
 
 /// Flags of `qsweep analytic`: the grid's axes only (no simulation, so none

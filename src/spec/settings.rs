@@ -80,6 +80,11 @@ pub struct RunSettings {
     /// Extra wait quantiles, each adding the columns `q{q}_wait` and
     /// `q{q}_wait_ci95` (see `output::quantile_columns`); empty: none.
     pub quantiles: Vec<f64>,
+    /// `--slo`: wait thresholds t (in the spec's time unit), each adding
+    /// the columns `p_wait_gt_{t}`, its `_ci95` and its exact baseline
+    /// (see `output::slo_columns`), counted exactly in the kernels
+    /// (`PointParams::slo`); empty: none.
+    pub slo: Vec<f64>,
 }
 
 /// The time units a spec may declare (`units = "ms"`). Only a label: the
@@ -105,6 +110,7 @@ impl Default for RunSettings {
             adapter: None,
             units: None,
             quantiles: Vec::new(),
+            slo: Vec::new(),
         }
     }
 }
@@ -406,18 +412,7 @@ pub(super) const RUN_SETTINGS: &[RunSetting] = &[
         listed_at: 12,
         flag_value: |a| a.quantiles.as_deref().map(Given::Text),
         set: |r, v| {
-            let qs: Vec<f64> = match v {
-                Given::Toml(DeValue::Array(items)) => items
-                    .iter()
-                    .map(|i| de_float(i.get_ref()))
-                    .collect::<Option<_>>()?,
-                Given::Toml(other) => vec![de_float(other)?],
-                _ => v
-                    .text()?
-                    .split(',')
-                    .map(|s| s.trim().parse::<f64>().ok())
-                    .collect::<Option<_>>()?,
-            };
+            let qs = float_list(v)?;
             let ok = |q: &f64| q.is_finite() && *q > 0.0 && *q < 1.0;
             let once = |i: usize| !qs[..i].contains(&qs[i]);
             if qs.is_empty() || !qs.iter().all(ok) || !(0..qs.len()).all(once) {
@@ -434,7 +429,54 @@ pub(super) const RUN_SETTINGS: &[RunSetting] = &[
             })
         },
     },
+    RunSetting {
+        key: "slo",
+        flag: "slo",
+        expected: "a list of at most 4 wait thresholds, each a number >= 0 in the spec's time \
+                   unit, each once (e.g. 0.1,1,30)",
+        listed_at: 13,
+        flag_value: |a| a.slo.as_deref().map(Given::Text),
+        set: |r, v| {
+            let ts = float_list(v)?;
+            // The recorder counts in f32: a threshold must be one.
+            let ok = |t: &f64| t.is_finite() && *t >= 0.0 && *t <= f64::from(f32::MAX);
+            let once = |i: usize| !ts[..i].contains(&ts[i]);
+            if ts.is_empty()
+                || ts.len() > crate::contract::MAX_SLO_THRESHOLDS
+                || !ts.iter().all(ok)
+                || !(0..ts.len()).all(once)
+            {
+                return None;
+            }
+            r.slo = ts;
+            Some(())
+        },
+        // Written only when set, so specs without it keep their hash.
+        write: |r| {
+            (!r.slo.is_empty()).then(|| {
+                let items: Vec<String> = r.slo.iter().map(|&t| toml_float(t)).collect();
+                format!("[{}]", items.join(", "))
+            })
+        },
+    },
 ];
+
+/// A list of numbers: a TOML array (or one number), or comma-separated
+/// flag text. None if any item is not a number.
+fn float_list(v: &Given<'_>) -> Option<Vec<f64>> {
+    match v {
+        Given::Toml(DeValue::Array(items)) => items
+            .iter()
+            .map(|i| de_float(i.get_ref()))
+            .collect::<Option<_>>(),
+        Given::Toml(other) => Some(vec![de_float(other)?]),
+        _ => v
+            .text()?
+            .split(',')
+            .map(|s| s.trim().parse::<f64>().ok())
+            .collect::<Option<_>>(),
+    }
+}
 
 /// The `units` a spec's canonical TOML (a `.meta.json`'s `spec_toml`)
 /// declares, if any.

@@ -248,6 +248,7 @@ fn flags_override_axes_and_settings() {
         adapter: Some("H200".into()),
         units: None,
         quantiles: Vec::new(),
+        slo: Vec::new(),
     };
     assert_eq!(spec.run, expected);
     assert_eq!(spec.source, SEED_SOURCE);

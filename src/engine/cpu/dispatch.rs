@@ -150,7 +150,7 @@ fn lwl(
     free.clear();
     free.resize(r, 0.0);
     let mut rng = Sampler::<1>::new(p, [rep], table);
-    let mut rec = Recorders::<1>::new(p.inv_hist_scale);
+    let mut rec = Recorders::<1>::new(p);
     let period = rebase_period(p.servers);
     let mut t = 0.0f32;
     let mut since_rebase = 0u32;
@@ -480,7 +480,7 @@ impl<'s> System<'s> {
         watch: Watch<'_>,
     ) -> RepResult {
         let mut rng = Sampler::<1>::new(p, [rep], table);
-        let mut rec = Recorders::<1>::new(p.inv_hist_scale);
+        let mut rec = Recorders::<1>::new(p);
         let (status, peak) = if self.policy == DispatchPolicy::Central {
             self.run_central(p, &mut rng, &mut rec, hist, watch)
         } else {

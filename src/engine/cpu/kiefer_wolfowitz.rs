@@ -78,7 +78,7 @@ pub(super) fn kiefer_wolfowitz_loop<
     }
     let mut rng = Sampler::<N>::new(p, reps, table);
     let lk = ln_keep(p);
-    let mut rec = Recorders::<N>::new(p.inv_hist_scale);
+    let mut rec = Recorders::<N>::new(p);
     let period = rebase_period(p.servers);
     let mut t = [0.0f32; N];
     let mut since_rebase = 0u32;

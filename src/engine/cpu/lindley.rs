@@ -51,7 +51,7 @@ pub(super) fn lindley_loop<
 ) -> [RepResult; N] {
     let mut rng = Sampler::<N>::new(p, reps, table);
     let lk = ln_keep(p);
-    let mut rec = Recorders::<N>::new(p.inv_hist_scale);
+    let mut rec = Recorders::<N>::new(p);
     let segments = p.segments();
     let total = p.warmup + p.customers;
     // The workload just after the arrival before the segment's first

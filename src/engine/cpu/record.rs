@@ -7,7 +7,7 @@
 //! the two engines round alike; the wait also goes to the slot's one wait
 //! histogram (`hist_bin`), from which the host reads percentiles.
 
-use crate::contract::{hist_bin, RepResult, SUM_BLOCK};
+use crate::contract::{hist_bin, PointParams, RepResult, SUM_BLOCK};
 
 /// Classic Kahan summation (Kahan 1965), in f32 as on the GPU.
 #[derive(Clone, Copy, Default)]
@@ -57,6 +57,9 @@ pub(super) struct Recorders<const N: usize> {
     max_wait: [f32; N],
     max_sojourn: [f32; N],
     waited: [u32; N],
+    /// Waits above each `slo` threshold (`PointParams::slo`).
+    exceed: [[u32; N]; 4],
+    slo: [f32; 4],
     /// wait, sojourn, service, interarrival
     total: [[Kahan; 4]; N],
     /// The Kahan sums of the segments done (`end_segment`), added in order.
@@ -70,9 +73,11 @@ pub(super) struct Recorders<const N: usize> {
 struct Aligned<T>(T);
 
 impl<const N: usize> Recorders<N> {
-    pub(super) fn new(inv_scale: f32) -> Self {
+    pub(super) fn new(p: &PointParams) -> Self {
         Self {
-            inv_scale,
+            inv_scale: p.inv_hist_scale,
+            slo: p.slo,
+            exceed: [[0; N]; 4],
             total: [[Kahan::default(); 4]; N],
             done: [[0.0; 4]; N],
             block: [[0.0; N]; 4],
@@ -106,6 +111,11 @@ impl<const N: usize> Recorders<N> {
         // Counted in f32 within a block (exact below 2^24), flushed to u32.
         for (n, w) in self.block_waited.iter_mut().zip(wait) {
             *n += if *w > 0.0 { 1.0 } else { 0.0 };
+        }
+        for (count, &t) in self.exceed.iter_mut().zip(&self.slo) {
+            for (n, w) in count.iter_mut().zip(wait) {
+                *n += u32::from(*w > t);
+            }
         }
         max(&mut self.max_wait, wait);
         max(&mut self.max_sojourn, &sojourn);
@@ -164,6 +174,7 @@ impl<const N: usize> Recorders<N> {
             customers,
             status: status[l],
             max_in_system: 0,
+            exceed: std::array::from_fn(|k| self.exceed[k][l]),
         })
     }
 }

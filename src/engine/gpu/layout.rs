@@ -46,6 +46,8 @@ pub struct LaneState {
     pub done: [f32; 4],
     /// The current segment's map (`seg_map` in lindley.wgsl).
     pub seg_map: [f32; 4],
+    /// The recorder's counts of waits above each `slo` threshold.
+    pub exceed: [u32; 4],
     /// Kernel variables: Lindley (wait, previous service); Kiefer–Wolfowitz
     /// (time since the epoch, customers since the last rebase).
     pub x: f32,
@@ -176,6 +178,7 @@ mod tests {
                     capacity,
                     _pad0,
                     _pad1,
+                    slo,
                 }),
             ),
             (
@@ -200,6 +203,7 @@ mod tests {
                     customers,
                     status,
                     max_in_system,
+                    exceed,
                 }),
             ),
             (
@@ -224,6 +228,7 @@ mod tests {
                     block,
                     done,
                     seg_map,
+                    exceed,
                     x,
                     y,
                     since_rebase,
