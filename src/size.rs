@@ -83,13 +83,17 @@ pub enum Metric {
     MeanSojourn,
     /// No CI.
     P99Sojourn,
+    /// P(wait > t), as `--slo` counts it (`p_wait_gt_30`): the point is
+    /// simulated with `t` as its one threshold.
+    PWaitGt(f64),
 }
 
 impl Metric {
     /// The metrics a target may name, for messages.
     pub const EXPECTED: &'static str = "mean_wait, p_wait, p50_wait, p90_wait, p95_wait, \
                                         p99_wait, p999_wait, qQ_wait (any quantile Q, e.g. \
-                                        q0.9999_wait), mean_sojourn or p99_sojourn";
+                                        q0.9999_wait), mean_sojourn, p99_sojourn or p_wait_gt_T \
+                                        (P(wait > T), e.g. p_wait_gt_30)";
 
     pub fn parse(name: &str) -> Option<Metric> {
         let name = name.trim();
@@ -99,6 +103,11 @@ impl Metric {
             "mean_sojourn" => return Some(Metric::MeanSojourn),
             "p99_sojourn" => return Some(Metric::P99Sojourn),
             _ => {}
+        }
+        if let Some(t) = name.strip_prefix("p_wait_gt_") {
+            let t: f64 = t.parse().ok()?;
+            return (t.is_finite() && t >= 0.0 && t <= f64::from(f32::MAX))
+                .then_some(Metric::PWaitGt(t));
         }
         if let Some(k) = WAIT_PERCENTILES
             .iter()
@@ -123,6 +132,16 @@ impl Metric {
             Metric::WaitQuantile(q) => format!("q{q}_wait"),
             Metric::MeanSojourn => "mean_sojourn".into(),
             Metric::P99Sojourn => "p99_sojourn".into(),
+            Metric::PWaitGt(t) => format!("p_wait_gt_{t}"),
+        }
+    }
+
+    /// The `--slo` thresholds a point must be simulated with for this
+    /// metric (its value is then `PointStats::p_wait_gt[0]`).
+    pub fn slo(self) -> Option<f64> {
+        match self {
+            Metric::PWaitGt(t) => Some(t),
+            _ => None,
         }
     }
 
@@ -143,6 +162,11 @@ impl Metric {
             }
             Metric::MeanSojourn => (s.mean_sojourn, s.mean_sojourn_ci95),
             Metric::P99Sojourn => (s.p99_sojourn, None),
+            // As the CSV: no CI where nobody waited longer than t.
+            Metric::PWaitGt(_) => (
+                s.p_wait_gt[0],
+                s.p_wait_gt_ci95[0].filter(|_| s.exceeded[0] > 0),
+            ),
         }
     }
 
@@ -154,6 +178,7 @@ impl Metric {
         match self {
             Metric::MeanWait => b.mean_wait,
             Metric::WaitPct(k) if WAIT_PERCENTILES[k].1 == 0.99 => b.p99_wait,
+            Metric::PWaitGt(t) => b.p_wait_gt(t),
             _ => None,
         }
     }
@@ -596,7 +621,10 @@ impl<'a> Evaluator<'a> {
 
     /// The metric of `target` for case number `id` (`case`) at `n`.
     pub fn eval(&mut self, id: usize, case: &Case, n: u32, target: &Target) -> Result<Eval> {
-        let spec = case.at(n);
+        let mut spec = case.at(n);
+        if let Some(t) = target.metric.slo() {
+            spec.run.slo = vec![t];
+        }
         let points = spec.points();
         let point = &points[0];
         if !point.stable {
@@ -606,7 +634,7 @@ impl<'a> Evaluator<'a> {
         let base = run::baseline(point);
         if !self.simulate {
             if let Some(value) = target.metric.exact(&base) {
-                if target.metric == Metric::MeanWait
+                if matches!(target.metric, Metric::MeanWait | Metric::PWaitGt(_))
                     && !target.strict
                     && target.bound == 0.0
                     && point.lambda > 0.0
@@ -617,7 +645,7 @@ impl<'a> Evaluator<'a> {
                     // servers "exact" at λ = 1) would be wrong.
                     return Err(crate::UsageError(format!(
                         "--target: '{target}' is met only by an infinite fleet ({}: every \
-                         finite fleet has a positive mean wait); expected a bound > 0",
+                         finite fleet has a positive wait); expected a bound > 0",
                         base.method
                     ))
                     .into());
@@ -732,6 +760,10 @@ mod tests {
             Metric::WaitQuantile(0.9999)
         );
         assert_eq!(target("p999_wait<=1").metric.name(), "p999_wait");
+        let slo = target("p_wait_gt_30<=0.001");
+        assert_eq!(slo.metric, Metric::PWaitGt(30.0));
+        assert_eq!(slo.to_string(), "p_wait_gt_30<=0.001");
+        assert_eq!(slo.metric.slo(), Some(30.0));
         for bad in [
             "p99_wait",
             "mean_sojourn<=0",
@@ -739,6 +771,8 @@ mod tests {
             "mean_wait<=-1",
             "mean_wait<=x",
             "q1_wait<=1",
+            "p_wait_gt_x<=1",
+            "p_wait_gt_-1<=0.1",
         ] {
             let e = bad.parse::<Target>().unwrap_err();
             assert!(

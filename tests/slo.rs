@@ -535,3 +535,112 @@ fn bad_slo_values_are_refused_in_one_line() {
         assert!(!out.exists());
     }
 }
+
+// ---------------------------------------------------------------------------
+// `qsweep size --target 'p_wait_gt_T<=B'`
+
+/// The `sizes.json` rows of `qsweep size ARGS`.
+fn sizes(dir: &std::path::Path, args: &[&str]) -> Vec<serde_json::Value> {
+    let out = dir.join("sizes.json");
+    let _ = std::fs::remove_file(&out);
+    let o = qsweep()
+        .arg("size")
+        .args(args)
+        .arg("-o")
+        .arg(&out)
+        .arg("-q")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&out).unwrap();
+    serde_json::from_str::<serde_json::Value>(&text)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// Exact where the wait's law is known: the seed's λ = 150/s, μ = 3/s,
+/// P(W > 0.1 s) ≤ 0.001, against C(c, a) e^{−(cμ−λ)t} and ρ e^{−(μ−λ/R)t}
+/// computed here by scanning.
+#[test]
+fn size_answers_slo_targets_exactly_where_theory_is_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = sizes(
+        dir.path(),
+        &[
+            "--lambda",
+            "150",
+            "--service",
+            "exp(rate=3)",
+            "--backend",
+            "cpu",
+            "--routing",
+            "central,random",
+            "--target",
+            "p_wait_gt_0.1<=0.001",
+        ],
+    );
+    let erlang_c = |c: u32, a: f64| {
+        let mut b = 1.0;
+        for k in 1..=c {
+            b = a * b / (f64::from(k) + a * b);
+        }
+        let rho = a / f64::from(c);
+        b / (1.0 - rho + rho * b)
+    };
+    let central = (51..)
+        .find(|&c| erlang_c(c, 50.0) * (-(3.0 * f64::from(c) - 150.0) * 0.1).exp() <= 0.001)
+        .unwrap();
+    let random = (51..)
+        .find(|&r| {
+            let l = 150.0 / f64::from(r);
+            l / 3.0 * (-(3.0 - l) * 0.1).exp() <= 0.001
+        })
+        .unwrap();
+    assert_eq!(rows.len(), 2);
+    for (row, (routing, want, method)) in rows.iter().zip([
+        ("central", central, "exact:erlang_c"),
+        ("random", random, "exact:mm1"),
+    ]) {
+        assert_eq!(row["routing"], routing, "{row}");
+        assert_eq!(row["target"], "p_wait_gt_0.1<=0.001", "{row}");
+        assert_eq!(row["method"], method, "{row}");
+        assert_eq!(row["answer"], want, "{row}");
+    }
+}
+
+/// Simulated where no formula is exact (jsq): the answer's P(W > t) meets
+/// the bound and its neighbour's does not, each as the run measured it.
+#[test]
+fn size_answers_slo_targets_by_simulation_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = sizes(
+        dir.path(),
+        &[
+            "--lambda",
+            "8",
+            "--service",
+            "exp(mean=1)",
+            "--routing",
+            "jsq",
+            "--backend",
+            "cpu",
+            "--reps",
+            "16",
+            "--customers",
+            "20000",
+            "--warmup",
+            "2000",
+            "--target",
+            "p_wait_gt_1<=0.05",
+        ],
+    );
+    assert_eq!(rows.len(), 1);
+    let row = &rows[0];
+    assert_eq!(row["target"], "p_wait_gt_1<=0.05", "{row}");
+    let at = row["metric_at_answer"].as_f64().unwrap();
+    assert!(at <= 0.05 && at > 0.0, "{row}");
+    let n = row["answer"].as_u64().unwrap();
+    assert!((9..=16).contains(&n), "{row}");
+}

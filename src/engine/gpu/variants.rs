@@ -395,9 +395,9 @@ mod tests {
                 .unwrap();
         assert!(lindley.workgroup_bytes >= crate::contract::HIST_BINS * 4);
         // The histogram and what side-by-side segments exchange (a map,
-        // sums, counts and maxima per lane, and the tile's segment count),
-        // each rounded up to 16 bytes as WebGPU counts them.
-        let segments = crate::contract::TILE_REPS * (8 + 16 + 16 + 8) + 16;
+        // sums, counts, maxima and --slo counts per lane, and the tile's
+        // segment count), each rounded up to 16 bytes as WebGPU counts them.
+        let segments = crate::contract::TILE_REPS * (8 + 16 + 16 + 8 + 16) + 16;
         let hist = (crate::contract::HIST_BINS * 4).next_multiple_of(16);
         assert_eq!(lindley.workgroup_bytes, hist + segments);
         let mut small = wgpu::Limits::downlevel_defaults();
