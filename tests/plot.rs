@@ -127,3 +127,88 @@ fn a_rho_sweep_of_pod_jsq_and_central_plots_as_it_should() {
     assert!(err.contains(".svg, .png or .pdf"), "{err}");
     assert!(!d.join("fig.jpg").exists());
 }
+
+/// The seed's tail question in one figure: two runs of different specs (one
+/// fleet size each), their rows together and their histograms as tails, and
+/// a printed size.
+#[test]
+fn runs_of_different_specs_and_their_tails_in_one_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let common = [
+        "--lambda",
+        "4",
+        "--service",
+        "exp(mean=1)",
+        "--reps",
+        "8",
+        "--customers",
+        "4000",
+        "--warmup",
+        "200",
+        "--backend",
+        "cpu",
+        "--threads",
+        "2",
+        "-q",
+    ];
+    for (name, routing, servers) in [("a", "random", "8"), ("b", "central", "5")] {
+        let mut args = vec!["run", "--routing", routing, "--servers", servers];
+        args.extend(common);
+        let csv = format!("{name}.csv");
+        let hist = format!("{name}-hist.csv");
+        args.extend(["-o", &csv, "--hist", &hist]);
+        ok(&qsweep(d, &args));
+    }
+    // Rows of both runs: one series per policy, each at its own fleet size.
+    let err = ok(&qsweep(
+        d,
+        &[
+            "plot",
+            "a.csv",
+            "b.csv",
+            "--y",
+            "mean_wait",
+            "-o",
+            "rows.svg",
+        ],
+    ));
+    assert!(err.contains("wrote rows.svg (2 series)"), "{err}");
+    // Their tails, each named from the results CSV before it.
+    let err = ok(&qsweep(
+        d,
+        &[
+            "plot",
+            "a.csv",
+            "a-hist.csv",
+            "b.csv",
+            "b-hist.csv",
+            "--size",
+            "column",
+            "-o",
+            "tails.svg",
+        ],
+    ));
+    assert!(err.contains("wrote tails.svg (2 series)"), "{err}");
+    let svg = std::fs::read_to_string(d.join("tails.svg")).unwrap();
+    assert!(svg.starts_with("<svg width=\"3.5in\""), "{}", &svg[..80]);
+    for text in [
+        "P(wait &gt; t)",
+        "wait t",
+        "random (servers=8, ρ=0.5)",
+        "central (servers=5, ρ=0.8)",
+    ] {
+        assert!(svg.contains(text), "SVG lacks {text:?}");
+    }
+    // A width in centimetres; a bad length is one line, exit 2.
+    ok(&qsweep(
+        d,
+        &["plot", "a.csv", "--width", "8.9cm", "-o", "cm.pdf"],
+    ));
+    let out = qsweep(
+        d,
+        &["plot", "a.csv", "--width", "3 furlongs", "-o", "x.svg"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a length"));
+}

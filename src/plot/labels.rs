@@ -7,48 +7,106 @@
 /// Human axis label for a CSV column, with the unit where one is known.
 pub(super) fn axis_label(col: &str, time_unit: Option<&str>) -> String {
     let tu = time_unit.unwrap_or("time units");
-    let time = |what: &str| format!("{what} ({tu})");
     match col {
-        "servers" => "servers".to_string(),
-        "workers" => "workers per server".to_string(),
         "lambda" => match time_unit {
             Some(u) => format!("arrival rate λ (1/{u})"),
             None => "arrival rate λ (per time unit)".to_string(),
         },
-        "rho" => "utilisation ρ".to_string(),
-        "service_mean" => time("mean service time"),
-        "service_scv" => "service-time SCV c²".to_string(),
-        "choices" => "choices d".to_string(),
-        "routers" => "routers".to_string(),
-        "reps" => "replications".to_string(),
-        "customers" => "customers per replication".to_string(),
-        "mean_wait" => time("mean wait"),
-        "p50_wait" => time("median wait"),
-        "p999_wait" => time("p99.9 wait"),
-        "max_wait" => time("max wait"),
-        "p_wait" => "P(wait > 0)".to_string(),
-        "mean_sojourn" => time("mean sojourn time"),
-        "p99_sojourn" => time("p99 sojourn time"),
-        "seconds" => "wall-clock time (s)".to_string(),
-        "customers_per_s" => "throughput (customers/s)".to_string(),
-        "analytic_mean_wait" => time("analytic mean wait"),
-        "analytic_p99_wait" => time("analytic p99 wait"),
-        "rel_err_mean_wait" => "relative error of mean wait".to_string(),
-        c => {
-            if let Some(stem) = c.strip_suffix("_wait") {
-                if let Some(q) = stem.strip_prefix('p') {
-                    if q.chars().all(|ch| ch.is_ascii_digit()) {
-                        return time(&format!("p{q} wait"));
-                    }
-                }
-                time(&c.replace('_', " "))
-            } else if c.ends_with("_sojourn") {
-                time(&c.replace('_', " "))
-            } else {
-                c.to_string()
-            }
+        c => match quantity(c) {
+            Some((what, true)) => format!("{what} ({tu})"),
+            Some((what, false)) => what,
+            None => c.to_string(),
+        },
+    }
+}
+
+/// What a column measures in words, and whether it is a time: `p99_wait`
+/// is ("p99 wait", true), `q0.9999_wait` ("p99.99 wait", true),
+/// `mean_wait_ci95` ("95% CI of mean wait", true). `None` for columns it
+/// does not know (shown by their name).
+fn quantity(col: &str) -> Option<(String, bool)> {
+    let time = |w: &str| Some((w.to_string(), true));
+    let plain = |w: &str| Some((w.to_string(), false));
+    match col {
+        "servers" => return plain("servers"),
+        "workers" => return plain("workers per server"),
+        "rho" => return plain("utilisation ρ"),
+        "service_mean" => return time("mean service time"),
+        "service_scv" => return plain("service-time SCV c²"),
+        "choices" => return plain("choices d"),
+        "routers" => return plain("routers"),
+        "reps" => return plain("replications"),
+        "customers" => return plain("customers per replication"),
+        "warmup" => return plain("warm-up customers per replication"),
+        "warmup_truncation" => return plain("MSER-5 truncation (customers)"),
+        "mean_wait" => return time("mean wait"),
+        "max_wait" => return time("max wait"),
+        "p_wait" => return plain("P(wait > 0)"),
+        "mean_sojourn" => return time("mean sojourn time"),
+        "seconds" => return plain("wall-clock time (s)"),
+        "customers_per_s" => return plain("throughput (customers/s)"),
+        "waited" => return plain("customers who waited"),
+        "max_in_system" => return plain("most requests in the system"),
+        "bin_upper" => return time("wait t"),
+        "bin_lower" => return time("bin's lower edge"),
+        "ccdf" => return plain("P(wait > t)"),
+        "count" => return plain("customers in the bin"),
+        "point" => return plain("grid point"),
+        _ => {}
+    }
+    for (prefix, words) in [
+        ("analytic_", "analytic "),
+        ("rel_err_", "relative error of "),
+    ] {
+        if let Some(rest) = col.strip_prefix(prefix) {
+            let (what, is_time) = quantity(rest)?;
+            return Some((format!("{words}{what}"), is_time && prefix == "analytic_"));
         }
     }
+    if let Some(rest) = col.strip_prefix("z_") {
+        return quantity(rest).map(|(w, _)| (format!("z-score of {w}"), false));
+    }
+    for (suffix, words) in [("_ci95", "95% CI of "), ("_upper95", "95% upper bound of ")] {
+        if let Some(rest) = col.strip_suffix(suffix) {
+            return quantity(rest).map(|(w, t)| (format!("{words}{w}"), t));
+        }
+    }
+    for (suffix, noun) in [("_wait", "wait"), ("_sojourn", "sojourn time")] {
+        if let Some(stem) = col.strip_suffix(suffix) {
+            if let Some(p) = percentile_name(stem) {
+                return Some((format!("{p} {noun}"), true));
+            }
+            return Some((col.replace('_', " "), true));
+        }
+    }
+    None
+}
+
+/// `p50` → "median", `p99` → "p99", `p999` → "p99.9", `q0.9999` →
+/// "p99.99", `q0.5` → "median"; `None` for anything else.
+fn percentile_name(stem: &str) -> Option<String> {
+    let percent = if let Some(d) = stem.strip_prefix('p') {
+        if d.is_empty() || !d.chars().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        // p50, p99: percent; p999, p9999: 99.9, 99.99.
+        if d.len() <= 2 {
+            d.to_string()
+        } else {
+            format!("{}.{}", &d[..2], &d[2..])
+        }
+    } else if let Some(q) = stem.strip_prefix('q') {
+        let v: f64 = q.parse().ok().filter(|v: &f64| (0.0..=1.0).contains(v))?;
+        let s = format!("{:.6}", v * 100.0);
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        return None;
+    };
+    Some(if percent == "50" {
+        "median".to_string()
+    } else {
+        format!("p{percent}")
+    })
 }
 
 /// Legend name of a routing policy as written in the CSV's `routing` column:

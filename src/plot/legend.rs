@@ -15,6 +15,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::labels::{baseline_text, BaselineKind};
 use super::load::Loaded;
 use super::markers::{draw_error_bar, draw_marker, group_color, group_shape, Shape};
+use super::panel::{APPROX_DASH, EXACT_DASH};
 use super::style::{text_size, Geom, META_GREY};
 
 /// Entries the legend can have besides its groups (see [`LegendKind`]).
@@ -28,8 +29,8 @@ pub(super) fn max_entries(l: &Loaded) -> usize {
 }
 
 enum LegendKind {
-    /// A `--by` value: its colour, line and marker.
-    Group(usize),
+    /// A `--by` value: its colour, line and (unless the curves have none) marker.
+    Group(usize, bool),
     /// Analytic baselines of this kind (thin solid for exact, dashed otherwise).
     Analytic(BaselineKind),
     Ci,
@@ -159,7 +160,7 @@ fn entries(l: &Loaded) -> Vec<(LegendKind, String)> {
     let any_unstable = l.meta.iter().any(|m| m.stable.iter().any(|s| !s));
     let mut entries: Vec<(LegendKind, String)> = Vec::new();
     for (i, name) in l.groups.iter().enumerate() {
-        entries.push((LegendKind::Group(i), name.clone()));
+        entries.push((LegendKind::Group(i, !l.lines_only), name.clone()));
     }
     for (kind, names) in &l.baselines {
         entries.push((LegendKind::Analytic(*kind), baseline_text(*kind, names)));
@@ -185,25 +186,29 @@ fn draw_sample<DB: DrawingBackend>(
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let mid = (sx0 + sx1) / 2;
     match kind {
-        LegendKind::Group(gi) => {
+        LegendKind::Group(gi, marker) => {
             let c = group_color(*gi);
             root.draw(&PathElement::new(
                 vec![(sx0, sy), (sx1, sy)],
                 c.stroke_width(g.w(2.0)),
             ))?;
-            draw_marker(root, g, (mid, sy), group_shape(*gi), c, true)?;
+            if *marker {
+                draw_marker(root, g, (mid, sy), group_shape(*gi), c, true)?;
+            }
         }
         LegendKind::Analytic(BaselineKind::Exact) => {
-            root.draw(&PathElement::new(
+            root.draw(&DashedPathElement::new(
                 vec![(sx0, sy), (sx1, sy)],
-                META_GREY.stroke_width(g.w(1.0)),
+                g.px(EXACT_DASH.0),
+                g.px(EXACT_DASH.1),
+                META_GREY.stroke_width(g.w(1.5)),
             ))?;
         }
         LegendKind::Analytic(_) => {
             root.draw(&DashedPathElement::new(
                 vec![(sx0, sy), (sx1, sy)],
-                g.px(6.0),
-                g.px(4.0),
+                g.px(APPROX_DASH.0),
+                g.px(APPROX_DASH.1),
                 META_GREY.stroke_width(g.w(2.0)),
             ))?;
         }

@@ -60,64 +60,52 @@ pub(super) struct Loaded {
     /// The analytic methods drawn, per kind, in order of first appearance
     /// (human names, e.g. "Erlang C"), for the legend.
     pub(super) baselines: Vec<(BaselineKind, Vec<String>)>,
+    /// Curves without markers or error bars (histogram tails: hundreds of bins).
+    pub(super) lines_only: bool,
+    /// The options the figure is drawn with (a histogram's: log axes, x
+    /// `bin_upper`, y `ccdf`; see [`super::inputs::Table::adjust`]).
+    pub(super) opts: PlotOptions,
 }
 
-/// Parse `csv_path` and group it into series and panels as asked by `opts`.
-pub(super) fn load(csv_path: &Path, opts: &PlotOptions) -> Result<Loaded, PlotError> {
-    let file = csv_path.display().to_string();
-    let ys = requested_ys(&file, opts)?;
-    if let Some(kind) = crate::files::special(csv_path) {
-        // A FIFO would block the read forever (issue 25).
-        return Err(PlotError::Io {
-            file: file.clone(),
-            cause: std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!("it is {kind}; expected a regular file (a results CSV)"),
-            ),
-        });
-    }
-    let data = std::fs::read(csv_path).map_err(|e| PlotError::Io {
-        file: file.clone(),
-        cause: e,
-    })?;
-    let mut reader = csv::ReaderBuilder::new()
-        .trim(csv::Trim::All)
-        .from_reader(&data[..]);
-    let headers: Vec<String> = reader
-        .headers()
-        .map_err(|e| csv_error(&file, &data, e))?
-        .iter()
-        .map(|h| h.to_string())
-        .collect();
+/// Parse `paths` and group their rows into series and panels as asked by
+/// `opts` (histogram CSVs: see [`super::inputs`]).
+pub(super) fn load(paths: &[&Path], opts: &PlotOptions) -> Result<Loaded, PlotError> {
+    let first = paths
+        .first()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    requested_ys(&first, opts)?;
+    let mut table = super::inputs::read_all(paths)?;
+    let opts = &table.adjust(opts);
+    let ys = requested_ys(&table.label, opts)?;
+    let records = std::mem::take(&mut table.records);
+    let malformed = table.malformed.take();
+    let mut notes = std::mem::take(&mut table.notes);
     let src = Source {
-        file: &file,
-        data: &data,
-        headers: &headers,
+        file: &table.label,
+        headers: &table.headers,
+        table: &table,
     };
-    // Every record up to the first malformed one; that error is reported after
-    // the rows before it are parsed, so that problems come out in file order.
-    let mut records = Vec::new();
-    let mut malformed = None;
-    for rec in reader.records() {
-        match rec {
-            Ok(r) => records.push(r),
-            Err(e) => {
-                malformed = Some(csv_error(&file, &data, e));
-                break;
-            }
-        }
+    if table.hist {
+        notes.push(format!(
+            "the tail P(wait > t) of each point's wait histogram, on log axes (x {}, y {}); \
+             the zero bin and the last bin (P = 0) have no place on them",
+            opts.x,
+            ys.join(", ")
+        ));
     }
-    let mut notes = Vec::new();
     let cols = Columns::find(&src, &ys, opts, &records, &mut notes)?;
     let read = read_rows(records, &src, &cols, opts)?;
     if let Some(e) = malformed {
         return Err(e);
     }
     if read.rows.is_empty() {
-        return Err(read.nothing_to_plot(&file, &headers[cols.x]));
+        return Err(read.nothing_to_plot(&table.label, &table.headers[cols.x]));
     }
-    notes.extend(read.left_out_notes(&ys, &headers[cols.x]));
-    arrange(&src, &ys, &cols, &read, opts, notes)
+    notes.extend(read.left_out_notes(&ys, &table.headers[cols.x]));
+    let mut loaded = arrange(&src, &ys, &cols, &read, opts, notes)?;
+    loaded.lines_only = table.hist;
+    Ok(loaded)
 }
 
 /// Order the `--by` and `--facet` values, label the axes, lay out the panels and
@@ -191,6 +179,8 @@ fn arrange(
         meta: set.meta,
         faceted: facet.is_some(),
         baselines,
+        lines_only: false,
+        opts: opts.clone(),
     })
 }
 
@@ -235,12 +225,13 @@ fn requested_ys(file: &str, opts: &PlotOptions) -> Result<Vec<String>, PlotError
 // Columns and rows
 // ---------------------------------------------------------------------------------
 
-/// The CSV being read, as its error messages need it.
+/// The CSVs being read, as their error messages need them.
 struct Source<'a> {
+    /// The file name (or names) for messages about the whole figure.
     file: &'a str,
-    /// The raw bytes, for line numbers.
-    data: &'a [u8],
     headers: &'a [String],
+    /// Each record's file and line.
+    table: &'a super::inputs::Table,
 }
 
 /// Where the requested columns are in the header.
@@ -255,6 +246,9 @@ struct Columns {
     stable: Option<usize>,
     /// `analytic_method`, where present and analytic curves are asked for.
     method: Option<usize>,
+    /// Histogram bins: the zero bin (x = 0) and values of 0 have no place on
+    /// the log axes of a tail and are left out without a note each.
+    hist: bool,
 }
 
 /// The columns behind one y: its values, their CI half-widths, the analytic baseline.
@@ -360,6 +354,7 @@ impl Columns {
             } else {
                 None
             },
+            hist: src.table.hist,
         })
     }
 }
@@ -409,15 +404,12 @@ fn read_rows(
         missing_y: vec![0; cols.ys.len()],
         ..Default::default()
     };
-    let mut lines = LineCounter::default();
     for (i, rec) in records.into_iter().enumerate() {
-        let line = rec
-            .position()
-            .map(|p| lines.at(src.data, p.byte()))
-            .unwrap_or(i as u64 + 2);
+        let (file, line) = src.table.origin[i];
         let record = Record {
             cells: &rec,
             line,
+            file: &src.table.files[file],
             src,
         };
         if let Some(row) = read.parse_row(&record, cols, opts)? {
@@ -436,6 +428,9 @@ impl ReadRows {
         cols: &Columns,
         opts: &PlotOptions,
     ) -> Result<Option<Row>, PlotError> {
+        if cols.hist && record.number(cols.x)?.is_some_and(|x| x <= 0.0) {
+            return Ok(None);
+        }
         let Some(x) = record.x(cols.x, opts.log_x)? else {
             self.no_x += 1;
             return Ok(None);
@@ -448,8 +443,10 @@ impl ReadRows {
         let stable = cols.stable.is_none_or(|c| is_stable(record.cell(c)));
         let mut values = Vec::with_capacity(cols.ys.len());
         for (k, y) in cols.ys.iter().enumerate() {
-            let value = self.finite(record.number(y.value)?);
-            if value.is_none() {
+            let value = self
+                .finite(record.number(y.value)?)
+                .filter(|v| !(cols.hist && *v <= 0.0));
+            if value.is_none() && !cols.hist {
                 self.missing_y[k] += 1;
             }
             let ci = match y.ci {
@@ -522,10 +519,11 @@ impl ReadRows {
     }
 }
 
-/// One CSV record, with its line number for messages.
+/// One CSV record, with its file and line number for messages.
 struct Record<'a> {
     cells: &'a csv::StringRecord,
     line: u64,
+    file: &'a str,
     src: &'a Source<'a>,
 }
 
@@ -543,7 +541,7 @@ impl Record<'_> {
         s.parse::<f64>()
             .map(Some)
             .map_err(|_| PlotError::NotANumber {
-                file: self.src.file.to_string(),
+                file: self.file.to_string(),
                 line: self.line,
                 column: self.src.headers[c].clone(),
                 value: s.to_string(),
@@ -557,7 +555,7 @@ impl Record<'_> {
             None => return Ok(None),
             Some(x) if !x.is_finite() => {
                 return Err(PlotError::NotANumber {
-                    file: self.src.file.to_string(),
+                    file: self.file.to_string(),
                     line: self.line,
                     column: self.src.headers[c].clone(),
                     value: self.cell(c).to_string(),
@@ -567,7 +565,7 @@ impl Record<'_> {
         };
         if log_x && x <= 0.0 {
             return Err(PlotError::Data {
-                file: self.src.file.to_string(),
+                file: self.file.to_string(),
                 message: format!(
                     "line {}: column '{}' is {x}, which has no place on a log x axis (plot without log x)",
                     self.line, self.src.headers[c]
@@ -834,7 +832,7 @@ fn x_range(series: &[Series]) -> (f64, f64) {
 // ---------------------------------------------------------------------------------
 
 /// The error for a malformed record, with the line number where the csv crate knows it.
-fn csv_error(file: &str, data: &[u8], e: csv::Error) -> PlotError {
+pub(super) fn csv_error(file: &str, data: &[u8], e: csv::Error) -> PlotError {
     let message = match e.kind() {
         csv::ErrorKind::UnequalLengths {
             pos: Some(pos),
@@ -866,14 +864,14 @@ fn line_at(data: &[u8], byte: u64) -> u64 {
 /// for every record made `qsweep plot` quadratic in rows (issue 25: 100,000
 /// rows took minutes); this keeps it linear.
 #[derive(Default)]
-struct LineCounter {
+pub(super) struct LineCounter {
     /// Bytes counted so far, and the newlines among them.
     upto: usize,
     newlines: u64,
 }
 
 impl LineCounter {
-    fn at(&mut self, data: &[u8], byte: u64) -> u64 {
+    pub(super) fn at(&mut self, data: &[u8], byte: u64) -> u64 {
         let mut b = (byte as usize).min(data.len());
         while b < data.len() && (data[b] == b'\r' || data[b] == b'\n') {
             b += 1;

@@ -19,17 +19,32 @@
 //!   Okabe–Ito colour-blind-safe palette), one shared legend below the panels so
 //!   it never covers data;
 //! * vertical error bars with caps = 95 % CI (`y ± <y>_ci95`) when that column exists;
-//! * `analytic_<y>` (with `analytic = true`) in the series' colour: a thin solid
-//!   line where `analytic_method` says `exact:…`, dashed where it says `approx:…`
-//!   (or where the CSV has no such column); the legend names the methods
-//!   ("exact: Erlang C", "approx: Allen–Cunneen"), so that an approximation that
-//!   misses the simulation is not read as the simulation missing the theory;
+//! * `analytic_<y>` (with `analytic = true`) drawn over the simulated series in a
+//!   darker shade of its colour, so that a theory that agrees with the simulation
+//!   shows along it: dotted where `analytic_method` says `exact:…`, dashed where
+//!   it says `approx:…` (or where the CSV has no such column); the legend names
+//!   the methods ("exact: Erlang C", "approx: Allen–Cunneen"), so that an
+//!   approximation that misses the simulation is not read as the simulation
+//!   missing the theory;
+//! * series whose markers would cover each other at the same x (a one-server
+//!   queue is the same under every policy) are set a few pixels apart;
 //! * x is the input axis that varies along a series unless `--x` names one:
 //!   a ρ sweep is drawn against ρ, a fleet-size sweep against servers (see [`xaxis`]);
 //! * series (`--by`) and facet rows (`--facet`) are keyed by one or several
 //!   columns; `routing` carries pod's d and the router count ("pod (d=2)"), and
 //!   legends and facet titles name values readably ("JSQ", "ρ = 0.9");
-//! * facet rows share the y range of each y column (`free_y` gives each its own);
+//! * each panel has its own y range (`shared_y` lets the facet rows of a y column
+//!   share one); log axes label every decade where the labels fit, in one
+//!   notation for the whole figure (decimals where every axis' fit, else powers
+//!   of ten); grid-point x ticks that do not all fit are thinned, keeping both ends;
+//! * several CSVs draw in one figure: their rows under the union of their columns,
+//!   with a `file` column (the file's stem) to tell them apart ([`inputs`]);
+//!   histogram CSVs of `qsweep run --hist` are drawn as each point's tail
+//!   P(wait > t) against t on log axes, lines without markers, named by the
+//!   results rows of their points (the results CSV given before them);
+//! * a figure sized in inches (`width_in`, the `column` and `page` presets; a
+//!   PDF by default) is laid out at [`PX_PER_INCH`] so that its text prints at
+//!   8–11 pt ([`paper`]);
 //! * on a log y axis a value ≤ 0 cannot be placed: such points are drawn as a
 //!   downward triangle (▼) sitting on the bottom edge of the panel, the line is
 //!   broken there, a legend entry explains the marker and they are counted in
@@ -48,7 +63,10 @@
 //! Where things are:
 //! * this file: the public API and the overall flow (check the output name, load,
 //!   size the figure, draw, write);
-//! * [`load`]: reading and validating the CSV, grouping rows into series and panels;
+//! * [`inputs`]: reading the CSVs and combining them into one table (histograms joined
+//!   to their results rows);
+//! * [`load`]: validating the rows, grouping them into series and panels;
+//! * [`paper`]: printed sizes (inches, cm, presets);
 //! * [`keys`]: the `--by` / `--facet` columns and how their values are named;
 //! * [`xaxis`]: the x column when `--x` is not given;
 //! * [`labels`]: axis titles for CSV columns, policy and method names;
@@ -62,6 +80,7 @@
 
 use std::path::Path;
 
+mod inputs;
 mod keys;
 mod labels;
 mod legend;
@@ -69,6 +88,7 @@ mod load;
 mod markers;
 mod output;
 mod panel;
+mod paper;
 mod pdf;
 mod render;
 mod style;
@@ -81,6 +101,7 @@ mod tests;
 use load::load;
 use output::{write_figure, Format};
 use panel::DrawStats;
+pub use paper::{parse_length, Length, PAPER_SIZES, PX_PER_INCH};
 use render::figure_size;
 use style::ensure_font;
 
@@ -99,9 +120,10 @@ pub struct PlotOptions {
     /// One row of panels per distinct combination of these columns' values
     /// (empty: no facets).
     pub facet: Vec<String>,
-    /// Give each facet row its own y range; by default the panels of one y
-    /// column share their y axis so that the rows compare at a glance.
-    pub free_y: bool,
+    /// Let the facet rows of one y column share their y range (compare at a
+    /// glance); by default each panel has its own, so that no panel is left
+    /// nearly empty by another's range.
+    pub shared_y: bool,
     /// Logarithmic x axis (all x values must then be > 0).
     pub log_x: bool,
     /// Logarithmic y axis; values ≤ 0 are clamped to the bottom edge (see module docs).
@@ -113,6 +135,13 @@ pub struct PlotOptions {
     pub width: u32,
     /// Figure height in logical pixels (SVG px; PNG is rendered at 2×). 0 = automatic.
     pub height: u32,
+    /// Figure width in inches for print (`--width 3.5in`, `8.8cm`, `--size
+    /// column`); 0 = none. A printed figure is laid out at
+    /// [`PX_PER_INCH`] logical pixels per inch, so that its text comes out at
+    /// 8–11 pt whatever its size; it overrides `width`.
+    pub width_in: f64,
+    /// Figure height in inches (0: from the width and the panel grid).
+    pub height_in: f64,
     /// Figure title drawn above the panels (none by default).
     pub title: Option<String>,
     /// Unit of the time columns (waits, sojourn times) for the axis labels, e.g. `s`
@@ -127,12 +156,14 @@ impl Default for PlotOptions {
             y: vec!["mean_wait".to_string(), "p99_wait".to_string()],
             by: vec!["routing".to_string()],
             facet: vec![],
-            free_y: false,
+            shared_y: false,
             log_x: false,
             log_y: true,
             analytic: false,
             width: 0,
             height: 0,
+            width_in: 0.0,
+            height_in: 0.0,
             title: None,
             time_unit: None,
         }
@@ -226,13 +257,29 @@ pub enum PlotError {
 /// Parse `csv_path` and group it into series as [`plot_csv`] would draw them
 /// (no drawing, no output file).
 pub fn load_series(csv_path: &Path, opts: &PlotOptions) -> Result<PlotSummary, PlotError> {
-    Ok(load(csv_path, opts)?.summary)
+    load_files(&[csv_path], opts)
+}
+
+/// [`load_series`] of several CSVs drawn in one figure: results CSVs (their
+/// rows together, with a `file` column telling them apart) or histogram
+/// CSVs of `qsweep run --hist` (each point's tail; see the module docs).
+pub fn load_files(paths: &[&Path], opts: &PlotOptions) -> Result<PlotSummary, PlotError> {
+    Ok(load(paths, opts)?.summary)
 }
 
 /// Parse `csv_path` and draw it to `out`; the format follows the extension of `out`
 /// (`.svg`, `.png` or `.pdf`, case-insensitive).  Returns what [`load_series`] returns.
 pub fn plot_csv(csv_path: &Path, out: &Path, opts: &PlotOptions) -> Result<PlotSummary, PlotError> {
-    Ok(plot_with_stats(csv_path, out, opts)?.0)
+    plot_files(&[csv_path], out, opts)
+}
+
+/// [`plot_csv`] of several CSVs in one figure (see [`load_files`]).
+pub fn plot_files(
+    paths: &[&Path],
+    out: &Path,
+    opts: &PlotOptions,
+) -> Result<PlotSummary, PlotError> {
+    Ok(plot_files_with_stats(paths, out, opts)?.0)
 }
 
 /// A PNG's pixels are held in memory (RGB, at `PNG_SCALE`× the logical
@@ -268,27 +315,39 @@ fn check_memory(out: &Path, format: Format, (w, h): (u32, u32)) -> Result<(), Pl
 }
 
 /// [`plot_csv`], also returning the counts of what was drawn (for tests).
+#[cfg(test)]
 fn plot_with_stats(
     csv_path: &Path,
     out: &Path,
     opts: &PlotOptions,
 ) -> Result<(PlotSummary, DrawStats), PlotError> {
+    plot_files_with_stats(&[csv_path], out, opts)
+}
+
+/// [`plot_files`], also returning the counts of what was drawn (for tests).
+fn plot_files_with_stats(
+    paths: &[&Path],
+    out: &Path,
+    opts: &PlotOptions,
+) -> Result<(PlotSummary, DrawStats), PlotError> {
     let format = Format::of(out)?;
+    let opts = &paper::default_for(format, opts);
     // A FIFO or device as the figure would block or be written through
     // (issue 25).
     crate::files::regular_output(out, "out").map_err(|e| PlotError::Data {
         file: out.display().to_string(),
         message: e.0,
     })?;
-    let loaded = load(csv_path, opts)?;
+    let loaded = load(paths, opts)?;
     if !ensure_font() {
         return Err(PlotError::Draw {
             file: out.display().to_string(),
             message: "embedded font could not be loaded".to_string(),
         });
     }
+    let opts = &loaded.opts;
     let size = figure_size(&loaded, opts);
-    check_memory(out, format, size)?;
+    check_memory(out, format, size.px)?;
     let stats = write_figure(out, format, &loaded, opts, size)?;
     Ok((loaded.summary, stats))
 }

@@ -12,6 +12,7 @@ use plotters::prelude::*;
 
 use super::load::Loaded;
 use super::panel::DrawStats;
+use super::paper::FigureSize;
 use super::pdf::{PdfBackend, PdfPage};
 use super::render::render;
 use super::style::Geom;
@@ -52,13 +53,13 @@ impl Format {
     }
 }
 
-/// Draw `l` at `size` logical pixels and write it to `out` in `format`.
+/// Draw `l` at `size` and write it to `out` in `format`.
 pub(super) fn write_figure(
     out: &Path,
     format: Format,
     l: &Loaded,
     opts: &PlotOptions,
-    size: (u32, u32),
+    size: FigureSize,
 ) -> Result<DrawStats, PlotError> {
     match format {
         Format::Svg => write_svg(out, l, opts, size),
@@ -85,8 +86,9 @@ fn write_svg(
     out: &Path,
     l: &Loaded,
     opts: &PlotOptions,
-    (w, h): (u32, u32),
+    size: FigureSize,
 ) -> Result<DrawStats, PlotError> {
+    let (w, h) = size.px;
     let mut svg = String::new();
     let stats;
     {
@@ -95,8 +97,26 @@ fn write_svg(
             render(&root, l, opts, &Geom { s: 1.0 }).map_err(|e| draw_error(out, e.to_string()))?;
         root.present().map_err(|e| draw_error(out, e.to_string()))?;
     }
+    let svg = match size.inches {
+        Some(inches) => printed_size(svg, (w, h), inches),
+        None => svg,
+    };
     std::fs::write(out, xml_chars(svg)).map_err(|e| io_error(out, e))?;
     Ok(stats)
+}
+
+/// The SVG's declared size in inches (its user units, the viewBox, stay the
+/// logical pixels), so that it is placed at its printed size.
+fn printed_size(svg: String, (w, h): (u32, u32), (wi, hi): (f64, f64)) -> String {
+    let from = format!("<svg width=\"{w}\" height=\"{h}\" ");
+    let to = format!("<svg width=\"{}in\" height=\"{}in\" ", inch(wi), inch(hi));
+    svg.replacen(&from, &to, 1)
+}
+
+/// Inches with at most 3 decimals.
+fn inch(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// `svg` without the characters XML 1.0 forbids (C0 controls other than
@@ -118,8 +138,9 @@ fn write_pdf(
     out: &Path,
     l: &Loaded,
     opts: &PlotOptions,
-    (w, h): (u32, u32),
+    size: FigureSize,
 ) -> Result<DrawStats, PlotError> {
+    let (w, h) = size.px;
     let mut page = PdfPage::default();
     let stats;
     {
@@ -131,7 +152,7 @@ fn write_pdf(
         root.present().map_err(|e| draw_error(out, e.to_string()))?;
     }
     let bytes = page
-        .finish((w, h))
+        .finish((w, h), 72.0 / size.px_per_inch())
         .map_err(|e| draw_error(out, e.to_string()))?;
     std::fs::write(out, bytes).map_err(|e| io_error(out, e))?;
     Ok(stats)
@@ -141,8 +162,9 @@ fn write_png(
     out: &Path,
     l: &Loaded,
     opts: &PlotOptions,
-    (w, h): (u32, u32),
+    size: FigureSize,
 ) -> Result<DrawStats, PlotError> {
+    let (w, h) = size.px;
     let s = PNG_SCALE;
     let (pw, ph) = ((w as f64 * s) as u32, (h as f64 * s) as u32);
     let mut buf = vec![0u8; pw as usize * ph as usize * 3];
@@ -152,26 +174,21 @@ fn write_png(
         stats = render(&root, l, opts, &Geom { s }).map_err(|e| draw_error(out, e.to_string()))?;
         root.present().map_err(|e| draw_error(out, e.to_string()))?;
     }
-    encode_png(out, &buf, pw, ph, s).map_err(|e| match e {
+    encode_png(out, &buf, pw, ph, s * size.px_per_inch()).map_err(|e| match e {
         png::EncodingError::IoError(io) => io_error(out, io),
         other => draw_error(out, other.to_string()),
     })?;
     Ok(stats)
 }
 
-fn encode_png(
-    path: &Path,
-    rgb: &[u8],
-    w: u32,
-    h: u32,
-    scale: f64,
-) -> Result<(), png::EncodingError> {
+fn encode_png(path: &Path, rgb: &[u8], w: u32, h: u32, dpi: f64) -> Result<(), png::EncodingError> {
     let file = std::fs::File::create(path)?;
     let mut enc = png::Encoder::new(std::io::BufWriter::new(file), w, h);
     enc.set_color(png::ColorType::Rgb);
     enc.set_depth(png::BitDepth::Eight);
-    // 96 dpi × scale, so that the physical size matches the logical (SVG) size.
-    let ppm = (96.0 * scale / 0.0254).round() as u32;
+    // The logical pixels per inch × scale, so that the physical size matches
+    // the SVG's.
+    let ppm = (dpi / 0.0254).round() as u32;
     enc.set_pixel_dims(Some(png::PixelDimensions {
         xppu: ppm,
         yppu: ppm,

@@ -54,16 +54,31 @@ pub(super) fn draw_panels<DB: DrawingBackend>(
         l,
         x_axis: SharedXAxis::new(&l.summary, opts.log_x),
         yscale: Scale { log: opts.log_y },
-        shared_y: l.faceted && !opts.free_y,
+        shared_y: l.faceted && opts.shared_y,
         g,
         tick_font: g.font(15.0),
         desc_font: g.font(17.0),
         caption_font: g.font(17.0),
     };
+    // Every panel's y axis first: the figure writes all its log-axis labels
+    // in one notation (decimals where every panel's fit, else powers of 10).
+    let mut y_axes: Vec<YAxis> = l
+        .panels
+        .iter()
+        .enumerate()
+        .filter_map(|(p, info)| cells.get(p).map(|cell| grid.y_axis(root, cell, p, info)))
+        .collect();
+    let plain = y_axes
+        .iter()
+        .filter_map(|y| y.ticks.plain_ok())
+        .all(|ok| ok);
+    for y in &mut y_axes {
+        y.ticks.relabel(plain);
+    }
     let mut stats = DrawStats::default();
-    for (p, info) in l.panels.iter().enumerate() {
+    for ((p, info), y) in l.panels.iter().enumerate().zip(y_axes) {
         let Some(cell) = cells.get(p) else { break };
-        grid.draw_panel(root, cell, p, info, &mut stats)?;
+        grid.draw_panel(root, cell, p, info, (y, plain), &mut stats)?;
     }
     Ok(stats)
 }
@@ -79,6 +94,19 @@ struct PanelGrid<'a> {
     tick_font: TextStyle<'static>,
     desc_font: TextStyle<'static>,
     caption_font: TextStyle<'static>,
+}
+
+/// A panel's y axis before it is drawn: what [`PanelGrid::y_axis`] chose.
+struct YAxis {
+    ticks: Ticks,
+    /// Limits in drawing coordinates, before the zero band.
+    y0: f64,
+    y1: f64,
+    zero_band: bool,
+    plot_h: i32,
+    caption_h: i32,
+    tick_len: i32,
+    x_area: i32,
 }
 
 /// The axes of one panel: limits, ticks and the room around the plotting area.
@@ -108,22 +136,14 @@ impl PanelGrid<'_> {
         cell: &DrawingArea<DB, Shift>,
         p: usize,
         info: &PanelInfo,
+        (y, plain): (YAxis, bool),
         stats: &mut DrawStats,
     ) -> DrawResult<(), DB> {
         let series = &self.l.summary.series;
         let members: Vec<usize> = (0..series.len())
             .filter(|&i| self.l.meta[i].panel == p)
             .collect();
-        // The series that set the y range: this panel's, or those of every
-        // panel of its y column when facet rows share their y axis.
-        let range_members: Vec<usize> = if self.shared_y {
-            (0..series.len())
-                .filter(|&i| self.l.panels[self.l.meta[i].panel].y_index == info.y_index)
-                .collect()
-        } else {
-            members.clone()
-        };
-        let axes = self.panel_axes(root, cell, info, &range_members);
+        let axes = self.panel_axes(root, cell, y, plain);
         stats.y_limits.push((axes.y0, axes.y1));
         let chart = self.draw_mesh(cell, info, &axes)?;
         self.draw_frame(root, &chart, info, &axes)?;
@@ -148,12 +168,36 @@ impl PanelGrid<'_> {
             y1: axes.y1,
             data_lo: axes.data_lo,
             bottom: pry.end - 1 - self.g.px(1.0),
+            dodge: 0,
         };
         // Zero values on the log axis, drawn last (see below).
         let mut clamps: Vec<Clamp> = Vec::new();
-        // Analytic baselines first (underneath), group by group, then measured series.
+        // Measured series first, then the analytic baselines on top of them,
+        // group by group: a theory line that agrees with the simulation runs
+        // along it, dashed, instead of hiding under it.
         let (baselines, measured): (Vec<usize>, Vec<usize>) =
             members.iter().partition(|&&i| series[i].baseline.is_some());
+        // Series whose markers would cover each other (a one-server queue is
+        // the same under every policy) are set a few pixels apart.
+        let step = if self.overlapping(&coords, &measured) {
+            self.g.px(4.0)
+        } else {
+            0
+        };
+        for (k, &i) in measured.iter().enumerate() {
+            let dodged = Coords {
+                dodge: ((2 * k as i32 - (measured.len() as i32 - 1)) * step) / 2,
+                ..coords
+            };
+            self.draw_series(
+                root,
+                &dodged,
+                &series[i],
+                &self.l.meta[i],
+                &mut clamps,
+                stats,
+            )?;
+        }
         let mut groups: Vec<usize> = Vec::new();
         for &i in &baselines {
             if !groups.contains(&self.l.meta[i].group) {
@@ -168,18 +212,34 @@ impl PanelGrid<'_> {
                 .collect();
             self.draw_baselines(root, &coords, g, &of_group, &mut clamps, stats)?;
         }
-        for &i in &measured {
-            self.draw_series(
-                root,
-                &coords,
-                &series[i],
-                &self.l.meta[i],
-                &mut clamps,
-                stats,
-            )?;
-        }
         stats.clamped_markers += clamps.len();
         draw_clamped(root, self.g, &clamps, coords.bottom, (prx.start, prx.end))
+    }
+
+    /// Whether two of the measured series `idx` have a point at the same x
+    /// less than two markers apart.
+    fn overlapping<DB: DrawingBackend>(&self, coords: &Coords<'_, '_, DB>, idx: &[usize]) -> bool {
+        if self.l.lines_only || idx.len() < 2 {
+            return false;
+        }
+        let series = &self.l.summary.series;
+        let near = self.g.px(5.0);
+        let px: Vec<std::collections::HashMap<u64, i32>> = idx
+            .iter()
+            .map(|&i| {
+                series[i]
+                    .points
+                    .iter()
+                    .filter_map(|&(x, y, _)| coords.point(x, y).map(|p| (x.to_bits(), p.1)))
+                    .collect()
+            })
+            .collect();
+        px.iter().enumerate().any(|(a, pa)| {
+            px[a + 1..].iter().any(|pb| {
+                pa.iter()
+                    .any(|(x, ya)| pb.get(x).is_some_and(|yb| (ya - yb).abs() < near))
+            })
+        })
     }
 
     /// y values that set a panel's limits — values, CI ends and analytic values —
@@ -223,20 +283,32 @@ impl PanelGrid<'_> {
         (yvals, clamped_here)
     }
 
-    /// Limits, ticks and label room of a panel, with tick density from the
-    /// pixels available in `cell`.
-    fn panel_axes<DB: DrawingBackend>(
+    /// The y axis of a panel: limits and ticks, with tick density from the
+    /// pixels available in `cell`. Its range is set by the panel's own
+    /// series, or by those of every panel of its y column when facet rows
+    /// share their y axis.
+    fn y_axis<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,
         cell: &DrawingArea<DB, Shift>,
+        p: usize,
         info: &PanelInfo,
-        members: &[usize],
-    ) -> PanelAxes {
+    ) -> YAxis {
         let g = self.g;
-        let (cw, chh) = cell.dim_in_pixel();
-        let (yvals, clamped_here) = self.y_values(members);
-        let (mut y0, y1) = axis_limits(&yvals, self.yscale, true);
-        let data_lo = y0;
+        let series = &self.l.summary.series;
+        let range_members: Vec<usize> = (0..series.len())
+            .filter(|&i| {
+                let q = self.l.meta[i].panel;
+                if self.shared_y {
+                    self.l.panels[q].y_index == info.y_index
+                } else {
+                    q == p
+                }
+            })
+            .collect();
+        let (_, chh) = cell.dim_in_pixel();
+        let (yvals, clamped_here) = self.y_values(&range_members);
+        let (y0, y1) = axis_limits(&yvals, self.yscale, true);
 
         let caption_h = if info.title.is_some() {
             g.px(30.0)
@@ -250,18 +322,59 @@ impl PanelGrid<'_> {
         let x_area = label_dist + tick_h + g.px(8.0) + desc_h + g.px(4.0);
         let plot_h = chh as i32 - caption_h - x_area - g.px(6.0);
         let y_target = ((plot_h as f64 / (g.s * 48.0)).floor() as usize).clamp(3, 9);
-        let mut y_ticks = if self.yscale.log {
-            log_ticks(y0, y1, y_target)
+        // Every decade labelled where labels 1.6 line heights apart fit.
+        let zero_band = self.yscale.log && clamped_here;
+        let band_px = if zero_band { 24.0 * g.s } else { 0.0 };
+        let room = (plot_h as f64 - band_px).max(1.0);
+        let max_decades = (room / (f64::from(tick_h.max(1)) * 1.6) + 1.0).floor() as usize;
+        let ticks = if self.yscale.log {
+            log_ticks(y0, y1, y_target, max_decades.max(y_target))
         } else {
             linear_ticks(y0, y1, y_target, false)
         };
-        let zero_band = self.yscale.log && clamped_here;
+        YAxis {
+            ticks,
+            y0,
+            y1,
+            zero_band,
+            plot_h,
+            caption_h,
+            tick_len,
+            x_area,
+        }
+    }
+
+    /// Limits, ticks and label room of a panel whose y axis is `y`; a log x
+    /// axis' decades are written in powers of ten unless the figure's y axes
+    /// are all decimals (`plain`).
+    fn panel_axes<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        cell: &DrawingArea<DB, Shift>,
+        y: YAxis,
+        plain: bool,
+    ) -> PanelAxes {
+        let g = self.g;
+        let (cw, _) = cell.dim_in_pixel();
+        let YAxis {
+            ticks: mut y_ticks,
+            mut y0,
+            y1,
+            zero_band,
+            plot_h,
+            caption_h,
+            tick_len,
+            x_area,
+        } = y;
+        let data_lo = y0;
         if zero_band {
             let band_px = 24.0 * g.s;
             y0 -= (y1 - y0) * band_px / (plot_h as f64 - band_px).max(1.0);
             y_ticks.major.insert(0, (y0, "0".to_string()));
+            y_ticks.log_marks.clear();
         }
-
+        let label_dist = tick_len * 2;
+        let (_, desc_h) = text_size(root, "Mg", &self.desc_font);
         let y_label_w = y_ticks
             .major
             .iter()
@@ -271,7 +384,10 @@ impl PanelGrid<'_> {
         let y_area = label_dist + y_label_w + g.px(10.0) + desc_h + g.px(4.0);
         let right_margin = g.px(16.0);
         let plot_w = cw as i32 - y_area - right_margin - g.px(8.0);
-        let x_ticks = self.x_axis.choose_ticks(root, &self.tick_font, plot_w, g);
+        let mut x_ticks = self.x_axis.choose_ticks(root, &self.tick_font, plot_w, g);
+        if !plain {
+            x_ticks.relabel(false);
+        }
         PanelAxes {
             x_ticks,
             y_ticks,
@@ -377,6 +493,9 @@ impl PanelGrid<'_> {
     ) -> DrawResult<(), DB> {
         let color = group_color(m.group);
         self.draw_line(root, coords, s, color)?;
+        if self.l.lines_only {
+            return Ok(());
+        }
         // Error bars, then markers on top.
         self.draw_error_bars(root, coords, s, color, stats)?;
         self.draw_markers(root, coords, s, m, clamps, stats)
@@ -447,16 +566,24 @@ impl PanelGrid<'_> {
             }
             prev = Some((pt, i));
         }
+        // Drawn over the measured series in a darker shade of its colour:
+        // exact values dotted, approximations in long dashes.
+        let shade = baseline_shade(color);
         for (exact, run) in runs {
             if exact {
-                root.draw(&PathElement::new(run, color.stroke_width(self.g.w(1.0))))?;
+                root.draw(&DashedPathElement::new(
+                    run,
+                    self.g.px(EXACT_DASH.0),
+                    self.g.px(EXACT_DASH.1),
+                    shade.stroke_width(self.g.w(1.6)),
+                ))?;
                 stats.exact_segments += 1;
             } else {
                 root.draw(&DashedPathElement::new(
                     run,
-                    self.g.px(7.0),
-                    self.g.px(4.0),
-                    color.stroke_width(self.g.w(2.0)),
+                    self.g.px(APPROX_DASH.0),
+                    self.g.px(APPROX_DASH.1),
+                    shade.stroke_width(self.g.w(2.0)),
                 ))?;
                 stats.dashed_segments += 1;
             }
@@ -547,6 +674,18 @@ impl PanelGrid<'_> {
     }
 }
 
+/// Dash and gap of an exact baseline (logical pixels): dots.
+pub(super) const EXACT_DASH: (f64, f64) = (3.0, 2.5);
+/// Dash and gap of an approximate baseline: long dashes.
+pub(super) const APPROX_DASH: (f64, f64) = (7.0, 4.0);
+
+/// The colour a baseline is drawn in over its series: the series' colour
+/// at 40%, so that it shows on the series' own line.
+pub(super) fn baseline_shade(c: RGBColor) -> RGBColor {
+    let d = |v: u8| (f64::from(v) * 0.4).round() as u8;
+    RGBColor(d(c.0), d(c.1), d(c.2))
+}
+
 /// Data values -> pixels in one panel.
 struct Coords<'a, 'c, DB: DrawingBackend> {
     chart: &'a Chart<'c, DB>,
@@ -557,7 +696,18 @@ struct Coords<'a, 'c, DB: DrawingBackend> {
     data_lo: f64,
     /// Pixel row of the ▼ markers' tips, just above the bottom of the frame.
     bottom: i32,
+    /// Pixels a measured series is set right (or left, negative) of its x,
+    /// so that series that coincide stay visible side by side.
+    dodge: i32,
 }
+
+impl<DB: DrawingBackend> Clone for Coords<'_, '_, DB> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<DB: DrawingBackend> Copy for Coords<'_, '_, DB> {}
 
 impl<DB: DrawingBackend> Coords<'_, '_, DB> {
     /// Pixel of a data point; `None` for y ≤ 0 on a log axis.
@@ -565,16 +715,16 @@ impl<DB: DrawingBackend> Coords<'_, '_, DB> {
         if self.yscale.log && y <= 0.0 {
             None
         } else {
-            Some(
-                self.chart
-                    .backend_coord(&(self.xscale.fwd(x), self.yscale.fwd(y))),
-            )
+            let (px, py) = self
+                .chart
+                .backend_coord(&(self.xscale.fwd(x), self.yscale.fwd(y)));
+            Some((px + self.dodge, py))
         }
     }
 
     /// Pixel column of a data x.
     fn x_px(&self, x: f64) -> i32 {
-        self.chart.backend_coord(&(self.xscale.fwd(x), self.y0)).0
+        self.chart.backend_coord(&(self.xscale.fwd(x), self.y0)).0 + self.dodge
     }
 }
 

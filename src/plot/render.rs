@@ -13,6 +13,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::legend::{self, Legend};
 use super::load::Loaded;
 use super::panel::{draw_panels, DrawStats};
+use super::paper::{FigureSize, PX_PER_INCH};
 use super::style::{text_size, Geom};
 use super::PlotOptions;
 
@@ -20,22 +21,38 @@ use super::PlotOptions;
 const PANEL_W: u32 = 470;
 const PANEL_H: u32 = 360;
 
-/// Figure size in logical pixels: `--width`/`--height`, or room for the panel grid,
-/// the legend (estimated at 150 px per entry) and the title.
-pub(super) fn figure_size(l: &Loaded, opts: &PlotOptions) -> (u32, u32) {
-    let w = if opts.width > 0 {
+/// Figure size: `--width`/`--height` in pixels, or in inches (laid out at
+/// [`PX_PER_INCH`]), or room for the panel grid, the legend (estimated at 150
+/// px per entry) and the title. A panel given less width than the automatic
+/// one is made less tall in proportion (down to 180 px).
+pub(super) fn figure_size(l: &Loaded, opts: &PlotOptions) -> FigureSize {
+    let printed = opts.width_in > 0.0 || opts.height_in > 0.0;
+    let px = |inches: f64| (inches * PX_PER_INCH).round() as u32;
+    let auto_w = (l.cols as u32 * PANEL_W + 20).max(560);
+    let w = if opts.width_in > 0.0 {
+        px(opts.width_in)
+    } else if opts.width > 0 && !printed {
         opts.width
     } else {
-        (l.cols as u32 * PANEL_W + 20).max(560)
+        auto_w
     };
-    let h = if opts.height > 0 {
+    let h = if opts.height_in > 0.0 {
+        px(opts.height_in)
+    } else if opts.height > 0 && !printed {
         opts.height
     } else {
+        let panel_w = (w.saturating_sub(20) / l.cols.max(1) as u32) as f64;
+        let panel_h = ((panel_w * f64::from(PANEL_H) / f64::from(PANEL_W)).round() as u32)
+            .clamp(180, PANEL_H);
         let legend = 34 + 26 * (legend::max_entries(l) as u32 * 150 / w.max(1));
         let title = if opts.title.is_some() { 36 } else { 0 };
-        l.rows as u32 * PANEL_H + legend + title + 10
+        l.rows as u32 * panel_h + legend + title + 10
     };
-    (w.max(200), h.max(150))
+    let (w, h) = (w.max(200), h.max(150));
+    FigureSize {
+        px: (w, h),
+        inches: printed.then(|| (f64::from(w) / PX_PER_INCH, f64::from(h) / PX_PER_INCH)),
+    }
 }
 
 /// Draw the whole figure on `root` (white background, title, legend, panels).

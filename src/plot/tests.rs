@@ -494,12 +494,12 @@ fn numeric_groups_are_ordered_numerically_and_empty_labelled() {
 #[test]
 fn tick_helpers() {
     // Three decades: decade ticks with plain labels and 2..9 minor lines.
-    let t = log_ticks(-1.2, 2.1, 8);
+    let t = log_ticks(-1.2, 2.1, 8, 8);
     let labels: Vec<&str> = t.major.iter().map(|m| m.1.as_str()).collect();
     assert_eq!(labels, ["0.1", "1", "10", "100"]);
     assert!(t.minor.len() > 20);
     // Many decades: powers of ten everywhere, thinned to the target.
-    let t = log_ticks(-22.0, 3.0, 6);
+    let t = log_ticks(-22.0, 3.0, 6, 6);
     assert!(t.major.len() <= 6);
     assert!(
         t.major.iter().all(|m| m.1.starts_with("10")),
@@ -508,7 +508,7 @@ fn tick_helpers() {
     );
     assert!(t.major.iter().any(|m| m.1 == "10⁰"));
     // Less than a decade: 1-2-5 or 1..9.
-    let t = log_ticks(0.5f64.log10(), 30f64.log10(), 8);
+    let t = log_ticks(0.5f64.log10(), 30f64.log10(), 8, 8);
     let labels: Vec<&str> = t.major.iter().map(|m| m.1.as_str()).collect();
     assert_eq!(labels, ["0.5", "1", "2", "5", "10", "20"]);
     let t = linear_ticks(0.0, 3.2, 6, false);
@@ -527,7 +527,7 @@ fn options_default_matches_cli_defaults() {
     assert_eq!(o.x, "", "x: the axis that varies");
     assert_eq!(o.y, ["mean_wait", "p99_wait"]);
     assert_eq!(o.by, ["routing"]);
-    assert!(o.log_y && !o.log_x && !o.analytic && o.facet.is_empty() && !o.free_y);
+    assert!(o.log_y && !o.log_x && !o.analytic && o.facet.is_empty() && !o.shared_y);
 }
 
 /// The header of `qsweep run`'s CSV, trimmed to what these tests use.
@@ -879,7 +879,7 @@ fn exact_and_approximate_baselines_are_drawn_and_named_apart() {
 }
 
 #[test]
-fn facet_rows_share_their_y_range_unless_freed() {
+fn facet_rows_have_their_own_y_range_unless_shared() {
     let dir = tempfile::tempdir().unwrap();
     let csv = baselines_csv(dir.path());
     let opts = PlotOptions {
@@ -888,7 +888,15 @@ fn facet_rows_share_their_y_range_unless_freed() {
         ..Default::default()
     };
     let out = dir.path().join("s.svg");
-    let (_, shared) = plot_with_stats(&csv, &out, &opts).unwrap();
+    let (_, shared) = plot_with_stats(
+        &csv,
+        &out,
+        &PlotOptions {
+            shared_y: true,
+            ..opts.clone()
+        },
+    )
+    .unwrap();
     // Panels: (servers=1: mean, p99), (servers=10: mean, p99).
     assert_eq!(shared.y_limits.len(), 4, "{:?}", shared.y_limits);
     assert_eq!(
@@ -897,15 +905,7 @@ fn facet_rows_share_their_y_range_unless_freed() {
     );
     assert_eq!(shared.y_limits[1], shared.y_limits[3], "p99 panels share");
     assert_ne!(shared.y_limits[0], shared.y_limits[1], "columns differ");
-    let (_, free) = plot_with_stats(
-        &csv,
-        &out,
-        &PlotOptions {
-            free_y: true,
-            ..opts
-        },
-    )
-    .unwrap();
+    let (_, free) = plot_with_stats(&csv, &out, &opts).unwrap();
     // Waits at 10 servers are 10× smaller: their own range sits lower.
     assert!(
         free.y_limits[2].1 < free.y_limits[0].1 - 0.5,
@@ -1009,11 +1009,27 @@ fn pdf_is_a_valid_document_with_an_embedded_subset_font() {
     let dir = tempfile::tempdir().unwrap();
     let csv = write_csv(dir.path(), "results.csv", HEADER, SMALL);
     let out = dir.path().join("fig.pdf");
+    // Sized in pixels, a PDF is the SVG's size at 0.75 pt per pixel.
     let opts = PlotOptions {
         analytic: true,
         title: Some("ρ sweep (λ, 10⁻³)".into()),
+        width: 960,
         ..Default::default()
     };
+    // Given no size, a PDF is a page's text width: 7 in, 504 pt.
+    let default_pdf = dir.path().join("default.pdf");
+    plot_csv(
+        &csv,
+        &default_pdf,
+        &PlotOptions {
+            width: 0,
+            ..opts.clone()
+        },
+    )
+    .unwrap();
+    let bytes = std::fs::read(&default_pdf).unwrap();
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(text.contains("/MediaBox [0 0 504 "), "{}", &text[..400]);
     let (_, stats) = plot_with_stats(&csv, &out, &opts).unwrap();
     let (_, svg_stats) = plot_with_stats(&csv, &dir.path().join("fig.svg"), &opts).unwrap();
     assert_eq!(stats, svg_stats, "the PDF draws what the SVG draws");
@@ -1171,4 +1187,298 @@ fn pdf_renders_like_the_png_with_poppler() {
             assert!(text.contains(t), "pdftotext lacks {t:?}: {text}");
         }
     }
+}
+
+/// The text elements of an SVG: (x, y, font size in user units, text).
+fn svg_texts(svg: &str) -> Vec<(f64, f64, f64, String)> {
+    let attr = |tag: &str, name: &str| -> Option<f64> {
+        let key = format!(" {name}=\"");
+        let start = tag.find(&key)? + key.len();
+        tag[start..].split('"').next()?.parse().ok()
+    };
+    let mut out = Vec::new();
+    for part in svg.split("<text").skip(1) {
+        let Some(end) = part.find('>') else { continue };
+        let tag = &part[..end];
+        let text = part[end + 1..].split("</text>").next().unwrap_or("").trim();
+        let text = text
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&");
+        if let (Some(x), Some(y), Some(size)) =
+            (attr(tag, "x"), attr(tag, "y"), attr(tag, "font-size"))
+        {
+            out.push((x, y, size, text));
+        }
+    }
+    out
+}
+
+/// Decade exponent of a power-of-ten label ("10⁻³" → -3), or of a plain
+/// decimal power of ten ("0.001" → -3, "100" → 2).
+fn decade_of(label: &str) -> Option<(i32, bool)> {
+    if let Some(sup) = label.strip_prefix("10") {
+        if sup.is_empty() {
+            return Some((1, false));
+        }
+        let digits: String = sup
+            .chars()
+            .map(|c| match c {
+                '⁻' => '-',
+                c => "⁰¹²³⁴⁵⁶⁷⁸⁹"
+                    .chars()
+                    .position(|d| d == c)
+                    .map_or('?', |d| (b'0' + d as u8) as char),
+            })
+            .collect();
+        if let Ok(k) = digits.parse() {
+            return Some((k, true));
+        }
+    }
+    let v: f64 = label.parse().ok()?;
+    let k = v.log10().round();
+    ((v.log10() - k).abs() < 1e-9).then_some((k as i32, false))
+}
+
+/// A paper figure, read back from its SVG: sized in inches with its text at
+/// 8–11 pt, every decade of every log y axis labelled, one notation for all
+/// of them, the fleet's largest point labelled, the theory drawn over the
+/// simulation, and axis titles in words.
+#[test]
+fn paper_figures_label_every_decade_in_one_notation_at_print_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    let seed = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/seed-results.csv");
+    for (name, width_in) in [("page.svg", 7.0), ("column.svg", 3.5)] {
+        let out = dir.path().join(name);
+        let opts = PlotOptions {
+            log_x: true,
+            analytic: true,
+            width_in,
+            y: if width_in < 5.0 {
+                vec!["mean_wait".into()]
+            } else {
+                vec!["mean_wait".into(), "p99_wait".into()]
+            },
+            time_unit: Some("s".into()),
+            ..Default::default()
+        };
+        plot_csv(&seed, &out, &opts).unwrap();
+        let svg = std::fs::read_to_string(&out).unwrap();
+        let head = &svg[..svg.find('>').unwrap()];
+        assert!(head.contains(&format!("width=\"{width_in}in\"")), "{head}");
+        let view_w: f64 = head
+            .split("viewBox=\"0 0 ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let pt_per_unit = width_in * 72.0 / view_w;
+        let texts = svg_texts(&svg);
+        for (_, _, size, text) in &texts {
+            let pt = size * pt_per_unit;
+            assert!(
+                (7.5..=12.0).contains(&pt),
+                "{text:?} at {pt:.1} pt in {name}"
+            );
+        }
+        let tick_labels: Vec<&(f64, f64, f64, String)> = texts
+            .iter()
+            .filter(|t| decade_of(&t.3).is_some() || t.3 == "0")
+            .collect();
+        // Per panel (the y labels of a panel share their x), the decades:
+        // consecutive, none skipped.
+        let mut by_x: std::collections::BTreeMap<i64, Vec<(f64, i32, bool)>> = Default::default();
+        for (x, y, _, t) in &tick_labels {
+            if let Some((k, sup)) = decade_of(t) {
+                by_x.entry(*x as i64).or_default().push((*y, k, sup));
+            }
+        }
+        let y_axes: Vec<&Vec<(f64, i32, bool)>> = by_x.values().filter(|v| v.len() >= 3).collect();
+        assert_eq!(y_axes.len(), opts.y.len(), "{name}: {by_x:?}");
+        let mut notations = std::collections::HashSet::new();
+        for axis in y_axes {
+            let mut ks: Vec<i32> = axis.iter().map(|a| a.1).collect();
+            ks.sort();
+            assert!(
+                ks.windows(2).all(|w| w[1] == w[0] + 1),
+                "{name}: decades {ks:?}"
+            );
+            notations.extend(axis.iter().map(|a| a.2));
+        }
+        assert_eq!(notations.len(), 1, "{name}: one notation on every y axis");
+        // Both ends of the fleet are labelled.
+        for end in ["51", "4000"] {
+            assert!(texts.iter().any(|t| t.3 == end), "{name}: no x label {end}");
+        }
+        assert!(svg.contains("mean wait (s)"));
+        // The exact baselines are drawn after (over) the simulated line: the
+        // random series' line, then the theory in its darker shade.
+        let series_line = svg.find("stroke=\"#0072B2\" stroke-width=\"2\"").unwrap();
+        let theory = svg.find("stroke=\"#002E47\"").expect("the theory's shade");
+        assert!(theory > series_line, "{name}: theory under the simulation");
+    }
+}
+
+#[test]
+fn axis_titles_name_columns_in_words() {
+    use super::labels::axis_label;
+    let s = Some("s");
+    assert_eq!(axis_label("q0.9999_wait", s), "p99.99 wait (s)");
+    assert_eq!(axis_label("q0.5_wait", s), "median wait (s)");
+    assert_eq!(axis_label("p999_wait", s), "p99.9 wait (s)");
+    assert_eq!(axis_label("mean_wait_ci95", s), "95% CI of mean wait (s)");
+    assert_eq!(axis_label("q0.99_wait_ci95", s), "95% CI of p99 wait (s)");
+    assert_eq!(
+        axis_label("p_wait_upper95", s),
+        "95% upper bound of P(wait > 0)"
+    );
+    assert_eq!(axis_label("waited", s), "customers who waited");
+    assert_eq!(axis_label("ccdf", s), "P(wait > t)");
+    assert_eq!(axis_label("bin_upper", s), "wait t (s)");
+    assert_eq!(
+        axis_label("analytic_p99_wait", None),
+        "analytic p99 wait (time units)"
+    );
+    assert_eq!(axis_label("z_mean_wait", s), "z-score of mean wait");
+    assert_eq!(axis_label("something_else", s), "something_else");
+}
+
+const HIST: &str = "\
+0,0,0,50,0.5
+0,0.5,1,30,0.2
+0,1,2,15,0.05
+0,2,4,5,0
+1,0,0,90,0.1
+1,0.25,0.5,9,0.01
+1,0.5,1,1,0
+";
+
+/// `qsweep plot run.csv hist.csv`: each point's tail on log axes, named by
+/// the results rows of its point; the zero bin and the empty tail left out.
+#[test]
+fn histograms_are_drawn_as_tails_named_by_their_results_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = write_csv(
+        dir.path(),
+        "run.csv",
+        HEADER,
+        "0,random,8,0.9,true,1,0.1,2,0.1,,\n1,central,8,0.9,true,0.1,0.01,0.5,0.05,,\n",
+    );
+    let hist = write_csv(
+        dir.path(),
+        "run-hist.csv",
+        "point,bin_lower,bin_upper,count,ccdf",
+        HIST,
+    );
+    let out = dir.path().join("tail.svg");
+    let (s, stats) =
+        plot_files_with_stats(&[&results, &hist], &out, &PlotOptions::default()).unwrap();
+    assert_eq!(s.x_column, "bin_upper");
+    assert_eq!(s.y_labels, ["P(wait > t) "].map(|l| l.trim().to_string()));
+    let labels: Vec<&str> = s.series.iter().map(|x| x.label.as_str()).collect();
+    assert_eq!(labels, ["random", "central"]);
+    assert_eq!(s.series[0].points, [(1.0, 0.2, None), (2.0, 0.05, None)]);
+    assert_eq!(s.series[1].points, [(0.5, 0.01, None)]);
+    assert_eq!(s.dropped_zero, 0);
+    assert_eq!(stats.markers, 0, "tails are lines");
+    let svg = std::fs::read_to_string(&out).unwrap();
+    assert!(svg.contains("wait t (time units)") && svg.contains("P(wait &gt; t)"));
+    // Alone, a histogram's curves are named by point, and the note says how
+    // to name them by policy.
+    let alone = load_files(&[&hist], &PlotOptions::default()).unwrap();
+    let labels: Vec<&str> = alone.series.iter().map(|x| x.label.as_str()).collect();
+    assert_eq!(labels, ["0", "1"]);
+    assert!(
+        alone
+            .notes
+            .iter()
+            .any(|n| n.contains("qsweep plot run.csv")),
+        "{:?}",
+        alone.notes
+    );
+    // Two runs' histograms (each after its results) in one figure: the
+    // curves are named by what differs between them.
+    let results2 = write_csv(
+        dir.path(),
+        "big.csv",
+        HEADER,
+        "0,random,64,0.9,true,1,0.1,2,0.1,,\n",
+    );
+    let hist2 = write_csv(
+        dir.path(),
+        "big-hist.csv",
+        "point,bin_lower,bin_upper,count,ccdf",
+        "0,1,2,10,0.3\n0,2,4,5,0.1\n0,4,8,1,0\n",
+    );
+    let both = load_files(
+        &[&results, &hist, &results2, &hist2],
+        &PlotOptions::default(),
+    )
+    .unwrap();
+    let labels: Vec<&str> = both.series.iter().map(|x| x.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "random (servers=8)",
+            "random (servers=64)",
+            "central (servers=8)"
+        ]
+    );
+}
+
+/// `qsweep plot a.csv b.csv`: rows of different specs (other columns, other
+/// fleets) in one figure, with a `file` column to tell them apart.
+#[test]
+fn several_results_csvs_share_one_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write_csv(
+        dir.path(),
+        "a.csv",
+        "point,routing,servers,mean_wait,mean_wait_ci95",
+        "0,random,3145,0.05,0.001\n1,random,3000,0.06,0.001\n",
+    );
+    let b = write_csv(
+        dir.path(),
+        "b.csv",
+        "point,routing,servers,choices,mean_wait",
+        "0,pod,352,2,0.04\n1,pod,300,2,0.08\n",
+    );
+    let opts = PlotOptions {
+        y: vec!["mean_wait".into()],
+        ..Default::default()
+    };
+    let s = load_files(&[&a, &b], &opts).unwrap();
+    let labels: Vec<&str> = s.series.iter().map(|x| x.label.as_str()).collect();
+    assert_eq!(labels, ["random", "pod (d=2)"]);
+    assert_eq!(s.series[0].points[0], (3000.0, 0.06, Some(0.001)));
+    assert!(
+        s.notes
+            .iter()
+            .any(|n| n.contains("a.csv has no column choices")),
+        "{:?}",
+        s.notes
+    );
+    // By file.
+    let by_file = load_files(
+        &[&a, &b],
+        &PlotOptions {
+            by: vec!["file".into()],
+            ..opts.clone()
+        },
+    )
+    .unwrap();
+    let labels: Vec<&str> = by_file.series.iter().map(|x| x.label.as_str()).collect();
+    assert_eq!(labels, ["a", "b"]);
+    // A bad cell names its own file and line.
+    let c = write_csv(
+        dir.path(),
+        "c.csv",
+        "point,routing,servers,mean_wait",
+        "0,jsq,53,x\n",
+    );
+    let e = load_files(&[&a, &c], &opts).unwrap_err().to_string();
+    assert!(e.contains("c.csv line 2") && e.contains("mean_wait"), "{e}");
 }

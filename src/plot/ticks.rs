@@ -31,10 +31,51 @@ impl Scale {
 }
 
 /// Ticks of one axis, in drawing coordinates, with their labels.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub(super) struct Ticks {
     pub(super) major: Vec<(f64, String)>,
     pub(super) minor: Vec<f64>,
+    /// Log-axis ticks at m × 10^k: (m, k) of each major tick, so that the
+    /// labels can be written in the notation the whole figure uses
+    /// ([`Ticks::relabel`]); empty for other ticks.
+    pub(super) log_marks: Vec<(u32, i32)>,
+}
+
+/// Exponents whose powers of ten read well as decimals (0.0001 … 100000).
+const PLAIN_EXPONENTS: std::ops::RangeInclusive<i32> = -4..=5;
+
+impl Ticks {
+    /// Whether these ticks can all be written as plain decimals (`None`:
+    /// they are not log-axis decades, and take no part in the choice).
+    pub(super) fn plain_ok(&self) -> Option<bool> {
+        (!self.log_marks.is_empty()).then(|| {
+            self.log_marks
+                .iter()
+                .all(|(_, k)| PLAIN_EXPONENTS.contains(k))
+        })
+    }
+
+    /// Log-axis labels in one notation: decimals (`plain`) or powers of ten.
+    /// In powers of ten, the 2 and 5 × 10^k between two labelled decades
+    /// become grid lines (`2×10⁰` beside `10⁰` reads poorly).
+    pub(super) fn relabel(&mut self, plain: bool) {
+        if self.log_marks.len() != self.major.len() {
+            return;
+        }
+        let decades = self.log_marks.iter().filter(|(m, _)| *m == 1).count();
+        if !plain && decades >= 2 && decades < self.log_marks.len() {
+            let (keep, drop): (Vec<_>, Vec<_>) = self
+                .major
+                .drain(..)
+                .zip(self.log_marks.drain(..))
+                .partition(|(_, (m, _))| *m == 1);
+            self.minor.extend(drop.into_iter().map(|((t, _), _)| t));
+            (self.major, self.log_marks) = keep.into_iter().unzip();
+        }
+        for ((_, label), &(m, k)) in self.major.iter_mut().zip(&self.log_marks) {
+            *label = log_label(m, k, plain);
+        }
+    }
 }
 
 const SUPERSCRIPT: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
@@ -118,14 +159,15 @@ pub(super) fn linear_ticks(lo: f64, hi: f64, target: usize, integer: bool) -> Ti
         .collect();
     Ticks {
         major,
-        minor: vec![],
+        ..Ticks::default()
     }
 }
 
-/// Ticks for a log10 axis spanning `[lo, hi]` (log10 units): decades (every n-th
-/// when there are many), else 1-2-5, else 1..9 per decade, else nice linear ticks;
+/// Ticks for a log10 axis spanning `[lo, hi]` (log10 units): every decade
+/// (every n-th only when more than `max_decades` would not fit), else 1-2-5,
+/// else 1..9 per decade (about `target` of them), else nice linear ticks;
 /// light grid lines at the remaining 1..9 × 10^k (or skipped decades).
-pub(super) fn log_ticks(lo: f64, hi: f64, target: usize) -> Ticks {
+pub(super) fn log_ticks(lo: f64, hi: f64, target: usize, max_decades: usize) -> Ticks {
     let target = target.max(2);
     let kmin = lo.floor() as i32;
     let kmax = hi.ceil() as i32;
@@ -149,8 +191,9 @@ pub(super) fn log_ticks(lo: f64, hi: f64, target: usize) -> Ticks {
     let decades = set(&[1], 1);
     let mut every = 1;
     let mut major = decades.clone();
-    if decades.len() > target {
-        every = (decades.len() as f64 / target as f64).ceil() as i32;
+    let max_decades = max_decades.max(2);
+    if decades.len() > max_decades {
+        every = (decades.len() as f64 / max_decades as f64).ceil() as i32;
         major = set(&[1], every);
     }
     if major.len() < 3 {
@@ -174,7 +217,7 @@ pub(super) fn log_ticks(lo: f64, hi: f64, target: usize) -> Ticks {
                 .collect();
             return Ticks {
                 major,
-                minor: vec![],
+                ..Ticks::default()
             };
         }
     }
@@ -193,13 +236,19 @@ pub(super) fn log_ticks(lo: f64, hi: f64, target: usize) -> Ticks {
             .filter(|&t| !is_major(t))
             .collect();
     }
-    // One notation for the whole axis: decimals when all ticks are short, else powers of 10.
-    let plain = major.iter().all(|&(_, _, k)| (-4..=5).contains(&k));
+    // One notation for the whole axis: decimals when all ticks are short,
+    // else powers of 10 (the figure may then choose one for all its axes).
+    let plain = major.iter().all(|&(_, _, k)| PLAIN_EXPONENTS.contains(&k));
+    let log_marks = major.iter().map(|&(_, m, k)| (m, k)).collect();
     let major = major
         .into_iter()
         .map(|(t, m, k)| (t, log_label(m, k, plain)))
         .collect();
-    Ticks { major, minor }
+    Ticks {
+        major,
+        minor,
+        log_marks,
+    }
 }
 
 fn log_label(m: u32, k: i32, plain: bool) -> String {
@@ -367,10 +416,17 @@ impl SharedXAxis {
                 return ticks;
             }
         }
+        if let Some(ticks) = self.grid_point_ticks() {
+            // Not all fit: as many as fit, the ends always, round values first.
+            let thinned = self.thin_to_fit(root, font, ticks, plot_w, g);
+            if thinned.major.len() >= 3.min(self.distinct.len()) {
+                return thinned;
+            }
+        }
         let mut target = ((plot_w as f64 / (g.s * 60.0)).floor() as usize).clamp(2, 10);
         loop {
             let ticks = if self.scale.log {
-                log_ticks(self.lo, self.hi, target)
+                log_ticks(self.lo, self.hi, target, target)
             } else {
                 linear_ticks(self.lo, self.hi, target, self.integer)
             };
@@ -381,14 +437,14 @@ impl SharedXAxis {
         }
     }
 
-    /// One tick per distinct x value, when there are 2..=12 of them and each is a
+    /// One tick per distinct x value, when there are 2..=24 of them and each is a
     /// round number (at most two decimals).
     fn grid_point_ticks(&self) -> Option<Ticks> {
         let roundish = self
             .distinct
             .iter()
             .all(|v| (v * 100.0 - (v * 100.0).round()).abs() < 1e-9 && v.abs() < 1e6);
-        if self.distinct.len() < 2 || self.distinct.len() > 12 || !roundish {
+        if self.distinct.len() < 2 || self.distinct.len() > 24 || !roundish {
             return None;
         }
         let step = if self.integer { 1.0 } else { 0.01 };
@@ -400,11 +456,70 @@ impl SharedXAxis {
         Some(Ticks {
             major,
             minor: if self.scale.log {
-                log_ticks(self.lo, self.hi, 2).minor
+                log_ticks(self.lo, self.hi, 2, 2).minor
             } else {
                 vec![]
             },
+            log_marks: vec![],
         })
+    }
+
+    /// The grid-point ticks whose labels fit side by side: the last and the
+    /// first, then powers of ten, then 2 and 5 × 10^k, then whole numbers,
+    /// then the rest, each kept where it leaves 10 logical pixels to the
+    /// labels already kept.
+    fn thin_to_fit<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        font: &TextStyle,
+        ticks: Ticks,
+        plot_w: i32,
+        g: &Geom,
+    ) -> Ticks {
+        let to_px = |t: f64| (t - self.lo) / (self.hi - self.lo) * plot_w as f64;
+        let n = ticks.major.len();
+        let rank = |i: usize, v: f64| -> u32 {
+            if i + 1 == n {
+                return 0;
+            }
+            if i == 0 {
+                return 1;
+            }
+            let e = v.abs().log10().floor();
+            let m = v / 10f64.powf(e);
+            let near = |x: f64| (m - x).abs() < 1e-9;
+            if near(1.0) {
+                2
+            } else if near(2.0) || near(5.0) {
+                3
+            } else if v.fract() == 0.0 {
+                4
+            } else {
+                5
+            }
+        };
+        let values: Vec<f64> = self.distinct.clone();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| (rank(i, values[i]), i));
+        let mut kept: Vec<(usize, f64, f64)> = Vec::new();
+        for i in order {
+            let (t, label) = &ticks.major[i];
+            let w = text_size(root, label, font).0 as f64;
+            let (a, b) = (to_px(*t) - w / 2.0, to_px(*t) + w / 2.0);
+            let gap = g.s * 10.0;
+            if kept
+                .iter()
+                .all(|&(_, ka, kb)| b + gap <= ka || a >= kb + gap)
+            {
+                kept.push((i, a, b));
+            }
+        }
+        kept.sort_by_key(|k| k.0);
+        Ticks {
+            major: kept.iter().map(|k| ticks.major[k.0].clone()).collect(),
+            minor: ticks.minor,
+            log_marks: vec![],
+        }
     }
 
     /// Whether the tick labels, centred on their ticks, leave at least 10 logical

@@ -19,20 +19,23 @@ use super::subset::TrueType;
 use super::{alpha_name, num, PdfError, PdfPage};
 use crate::plot::style::FONT_BYTES;
 
-/// Points per logical pixel: the CSS pixel is 1/96 inch, the PDF point 1/72.
-const PT_PER_PX: f64 = 0.75;
 /// PostScript name of the embedded font.
 const FONT_NAME: &str = "DejaVuSans";
 
-/// The document of `page`, `(w, h)` logical pixels large.
-pub(super) fn write(page: &PdfPage, (w, h): (u32, u32)) -> Result<Vec<u8>, PdfError> {
+/// The document of `page`, `(w, h)` logical pixels large at `pt_per_px`
+/// points each (the CSS pixel, 1/96 inch, is 0.75 pt).
+pub(super) fn write(
+    page: &PdfPage,
+    (w, h): (u32, u32),
+    pt_per_px: f64,
+) -> Result<Vec<u8>, PdfError> {
     let bad_font = || PdfError("embedded font: not a TrueType font".to_string());
     let tt = TrueType::parse(FONT_BYTES).ok_or_else(bad_font)?;
     let metrics = tt.metrics().ok_or_else(bad_font)?;
     let font = FontRef::try_from_slice(FONT_BYTES).map_err(|_| bad_font())?;
     let upem = f64::from(metrics.units_per_em);
     let per_mille = |v: f64| num(v / upem * 1000.0);
-    let (wpt, hpt) = (f64::from(w) * PT_PER_PX, f64::from(h) * PT_PER_PX);
+    let (wpt, hpt) = (f64::from(w) * pt_per_px, f64::from(h) * pt_per_px);
 
     let mut doc = Pdf::default();
     let used: std::collections::BTreeSet<u16> = page.glyphs.keys().copied().collect();
@@ -67,8 +70,8 @@ pub(super) fn write(page: &PdfPage, (w, h): (u32, u32)) -> Result<Vec<u8>, PdfEr
     // Draw in logical pixels with y down, as the SVG; 4 M is SVG's miter limit.
     let content = format!(
         "{} 0 0 {} 0 {} cm\n4 M\n{}",
-        num(PT_PER_PX),
-        num(-PT_PER_PX),
+        num(pt_per_px),
+        num(-pt_per_px),
         num(hpt),
         page.content
     );

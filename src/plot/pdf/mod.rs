@@ -388,9 +388,10 @@ fn tidy(v: f64) -> f64 {
 }
 
 impl PdfPage {
-    /// The PDF document of this page, `size` logical pixels large.
-    pub(super) fn finish(&self, size: (u32, u32)) -> Result<Vec<u8>, PdfError> {
-        document::write(self, size)
+    /// The PDF document of this page, `size` logical pixels large at
+    /// `pt_per_px` points each (0.75: the CSS pixel).
+    pub(super) fn finish(&self, size: (u32, u32), pt_per_px: f64) -> Result<Vec<u8>, PdfError> {
+        document::write(self, size, pt_per_px)
     }
 }
 
