@@ -500,3 +500,72 @@ fn units_are_recorded_in_the_meta_and_label_the_plot() {
     assert_ok(&qsweep(d, &["plot", "plain.csv", "-o", "p.svg"]));
     assert!(read(&d.join("p.svg")).contains("mean wait (time units)"));
 }
+
+/// Parquet's column types come from the column, never from the cells: a run
+/// of random routing (no `choices`, no `max_in_system`: every cell empty)
+/// and one of pod (both filled) write the same schema, so their files
+/// concatenate (issue 26: `max_in_system` was text in one, integer in the
+/// other).
+#[test]
+fn parquet_of_different_runs_have_one_schema_and_concatenate() {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (name, routing) in [("a.parquet", "random"), ("b.parquet", "pod")] {
+        let mut args = vec![
+            "run",
+            "-q",
+            "--routing",
+            routing,
+            "--servers",
+            "3",
+            "--rho",
+            "0.7",
+            "-o",
+            name,
+        ];
+        args.extend_from_slice(&TINY);
+        assert_ok(&qsweep(d, &args));
+    }
+    let open =
+        |name: &str| SerializedFileReader::new(std::fs::File::open(d.join(name)).unwrap()).unwrap();
+    let (a, b) = (open("a.parquet"), open("b.parquet"));
+    let schema = |r: &SerializedFileReader<std::fs::File>| {
+        r.metadata()
+            .file_metadata()
+            .schema_descr()
+            .columns()
+            .iter()
+            .map(|c| {
+                (
+                    c.name().to_string(),
+                    c.physical_type(),
+                    c.logical_type_ref().cloned(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let (sa, sb) = (schema(&a), schema(&b));
+    assert_eq!(sa, sb, "the two runs' Parquet schemas differ");
+    let kind_of = |name: &str| sa.iter().find(|c| c.0 == name).unwrap().1;
+    assert_eq!(kind_of("max_in_system"), parquet::basic::Type::INT64);
+    assert_eq!(kind_of("choices"), parquet::basic::Type::INT64);
+    assert_eq!(kind_of("waited"), parquet::basic::Type::INT64);
+    assert_eq!(kind_of("error"), parquet::basic::Type::BYTE_ARRAY);
+    // Concatenated: every row of both, each field of its column's type.
+    let rows: Vec<_> = [a, b]
+        .iter()
+        .flat_map(|r| r.get_row_iter(None).unwrap().map(|row| row.unwrap()))
+        .collect();
+    assert_eq!(rows.len(), 2);
+    let field = |r: usize, name: &str| {
+        rows[r]
+            .get_column_iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, f)| f.clone())
+            .unwrap()
+    };
+    assert_eq!(field(0, "max_in_system"), parquet::record::Field::Null);
+    assert!(matches!(field(1, "max_in_system"), parquet::record::Field::Long(n) if n > 0));
+    assert_eq!(field(1, "choices"), parquet::record::Field::Long(2));
+}

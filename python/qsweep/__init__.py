@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 
 from . import _qsweep
-from ._frame import INT_COLUMNS, frame
+from ._frame import frame
 from ._progress import Reporter
 
 __all__ = ["run", "analytic", "load", "COLUMNS", "INT_COLUMNS", "QsweepWarning", "__version__"]
@@ -34,6 +34,12 @@ __version__: str = _qsweep.VERSION
 
 #: The results CSV's columns, in order (new columns are only ever appended).
 COLUMNS: tuple[str, ...] = tuple(_qsweep.columns())
+
+#: The results columns that count or index things: nullable ``Int64``
+#: (``UInt64`` for ``seed``) in every frame.
+INT_COLUMNS: frozenset[str] = frozenset(
+    c for c in COLUMNS if _qsweep.column_kind(c) in ("int", "uint")
+)
 
 
 class QsweepWarning(UserWarning):

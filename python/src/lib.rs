@@ -101,6 +101,14 @@ fn columns() -> Vec<String> {
     output::COLUMNS.iter().map(|c| c.to_string()).collect()
 }
 
+/// The type of a column qsweep writes, by name ("int", "uint", "float",
+/// "bool", "text"), as Parquet is typed (`export::Kind::known`); None for a
+/// column qsweep does not write.
+#[pyfunction]
+fn column_kind(name: &str) -> Option<&'static str> {
+    qsweep::export::Kind::known(name).map(qsweep::export::Kind::name)
+}
+
 /// Parses flags as the CLI does; a clap error becomes its first line.
 fn parse<T: Parser>(argv: &[String]) -> PyResult<T> {
     T::try_parse_from(argv).map_err(|e| {
@@ -371,6 +379,7 @@ fn _qsweep(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analytic, m)?)?;
     m.add_function(wrap_pyfunction!(flag_names, m)?)?;
     m.add_function(wrap_pyfunction!(columns, m)?)?;
+    m.add_function(wrap_pyfunction!(column_kind, m)?)?;
     m.add("VERSION", qsweep::provenance::VERSION)?;
     Ok(())
 }

@@ -104,10 +104,10 @@ def assert_frame_holds(df: pd.DataFrame, header: list[str], rows: list[list[str]
             cell, v = text[j], col.iloc[i]
             if cell == "":
                 assert v is None or pd.isna(v), (name, i, v)
-            elif col.dtype == np.bool_ or cell in ("true", "false"):
+            elif col.dtype == "boolean" or cell in ("true", "false"):
                 assert v == (cell == "true"), (name, i, v)
-            elif name in qsweep.INT_COLUMNS and col.dtype == np.int64:
-                assert v == int(cell), (name, i, v)
+            elif name in qsweep.INT_COLUMNS:
+                assert col.dtype in ("Int64", "UInt64") and v == int(cell), (name, i, v)
             elif col.dtype == np.float64:
                 # The double nearest the CSV's text, bit for bit.
                 assert v == float(cell) or (math.isnan(v) and cell == ""), (name, i, v, cell)
@@ -136,15 +136,17 @@ def test_run_equals_the_cli_csv(tmp_path):
         df.drop(columns=MACHINE), qsweep.load(cli_csv).drop(columns=MACHINE), check_exact=True
     )
 
-    # Dtypes: counts int64, other numbers float64 (even when whole), flags
-    # bool, text as text, pod's d NaN where it does not apply.
-    for c in ["point", "servers", "workers", "reps", "customers", "warmup", "seed", "routers"]:
-        assert df[c].dtype == np.int64, c
+    # Dtypes, from the column: counts nullable Int64, other numbers float64
+    # (even when whole), flags boolean, text as text, pod's d <NA> where it
+    # does not apply.
+    for c in ["point", "servers", "workers", "reps", "customers", "warmup", "routers", "waited"]:
+        assert df[c].dtype == "Int64", c
+    assert df["seed"].dtype == "UInt64"
     for c in ["lambda", "rho", "service_scv", "mean_wait", "p99_wait", "analytic_mean_wait"]:
         assert df[c].dtype == np.float64, c
-    assert df["stable"].dtype == np.bool_
-    assert df["choices"].dtype == np.float64
-    assert set(df.loc[df.routing == "pod", "choices"]) == {2.0}
+    assert df["stable"].dtype == "boolean"
+    assert df["choices"].dtype == "Int64"
+    assert set(df.loc[df.routing == "pod", "choices"]) == {2}
     assert df.loc[df.routing != "pod", "choices"].isna().all()
     assert df["converged"].isna().all()
     assert pd.api.types.is_string_dtype(df["routing"])
@@ -240,15 +242,21 @@ def test_load_types_columns_it_has_never_seen(tmp_path):
         "1,3,2,,false,1.5e-7,6,,\n"
     )
     df = qsweep.load(p)
-    assert df.point.dtype == np.int64 and df.servers.dtype == np.int64
-    assert df.choices.dtype == np.float64 and math.isnan(df.choices[0]) and df.choices[1] == 2
-    assert list(df.converged) == [True, None]
-    assert df.stable.dtype == np.bool_
+    assert df.point.dtype == "Int64" and df.servers.dtype == "Int64"
+    assert df.choices.dtype == "Int64" and pd.isna(df.choices[0]) and df.choices[1] == 2
+    assert df.converged.dtype == "boolean"
+    assert df.converged[0] and pd.isna(df.converged[1])
+    assert df.stable.dtype == "boolean"
     assert df.mean_wait.dtype == np.float64 and df.mean_wait[1] == float("1.5e-7")
-    # A numeric column that is not a known count is float64, even if whole.
+    # A numeric column qsweep does not write is typed by its cells: float64.
     assert df.new_count.dtype == np.float64
     assert df.new_text[0] == "a" and pd.isna(df.new_text[1])
-    assert df["empty"].dtype == np.float64 and df["empty"].isna().all()
+    assert df["empty"].dtype == object and df["empty"].isna().all()
+    # A cell that is not of its column's type is refused.
+    wrong = tmp_path / "wrong.csv"
+    wrong.write_text("point,servers\n0,many\n")
+    with pytest.raises(ValueError, match="column 'servers', line 2: 'many' is not an integer"):
+        qsweep.load(wrong)
     bad = tmp_path / "bad.csv"
     bad.write_text("a,b\n1\n")
     with pytest.raises(ValueError, match="line 2: 1 fields; expected 2"):
@@ -343,3 +351,33 @@ def test_the_notebook_example_runs():
     )
     assert p.returncode == 0, p.stderr
     assert "R = 60: random 1.6" in p.stdout, p.stdout
+
+
+def test_types_come_from_the_column_so_runs_concatenate(tmp_path):
+    """Two runs whose cells differ (random: no choices, no max_in_system, no
+    errors; pod: both filled) load with the same dtypes and concatenate
+    without changing them; their Parquet files concatenate too."""
+    small = dict(servers=3, rho=0.7, service="exp(mean=1)", reps=8, customers=2000,
+                 warmup=200, seed=1, backend="cpu", quiet=True)
+    a = qsweep.run(routing="random", **small)
+    b = qsweep.run(routing="pod", **small)
+    assert dict(a.dtypes) == dict(b.dtypes)
+    for c in ["waited", "max_in_system", "choices"]:
+        assert a[c].dtype == "Int64", c
+    assert a["max_in_system"].isna().all() and b["max_in_system"].notna().all()
+    # An all-empty text column is still text.
+    assert a["error"].dtype == object and not a["error"].str.len().notna().any()
+    both = pd.concat([a, b], ignore_index=True)
+    assert dict(both.dtypes) == dict(a.dtypes)
+    pq = pytest.importorskip("pyarrow.parquet")
+    for name, routing in [("a", "random"), ("b", "pod")]:
+        cli("run", "-q", "--routing", routing, "--servers", "3", "--rho", "0.7",
+            "--service", "exp(mean=1)", "--reps", "8", "--customers", "2000", "--warmup", "200",
+            "--backend", "cpu", "-o", str(tmp_path / f"{name}.parquet"))
+    assert pq.read_schema(tmp_path / "a.parquet") == pq.read_schema(tmp_path / "b.parquet")
+    pa = pd.read_parquet(tmp_path / "a.parquet", dtype_backend="numpy_nullable")
+    pb = pd.read_parquet(tmp_path / "b.parquet", dtype_backend="numpy_nullable")
+    assert dict(pa.dtypes) == dict(pb.dtypes)
+    assert pa["max_in_system"].dtype == "Int64"
+    joined = pd.concat([pa, pb], ignore_index=True)
+    assert len(joined) == 2 and dict(joined.dtypes) == dict(pa.dtypes)

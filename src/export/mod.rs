@@ -190,13 +190,34 @@ impl Table {
         }
     }
 
-    /// Each column's type, from its name where qsweep knows it and its
-    /// values otherwise (see [`Kind`]).
-    pub fn kinds(&self) -> Vec<Kind> {
+    /// Each column's type: from its name for every column qsweep writes, so
+    /// that files of different runs have the same schema whatever their
+    /// cells (an all-empty `max_in_system` is still an integer column); only
+    /// a column qsweep does not write is typed by its values (see [`Kind`]).
+    /// A cell that is not a value of its column's type is refused, naming
+    /// the column and the line.
+    pub fn kinds(&self) -> Result<Vec<Kind>, UsageError> {
         (0..self.header.len())
             .map(|c| {
-                let values = || self.rows.iter().map(|r| r[c].as_str());
-                Kind::of_column(&self.header[c], values)
+                let name = &self.header[c];
+                let Some(kind) = Kind::known(name) else {
+                    return Ok(Kind::of_values(|| self.rows.iter().map(|r| r[c].as_str())));
+                };
+                match self
+                    .rows
+                    .iter()
+                    .enumerate()
+                    .find(|(_, r)| !r[c].is_empty() && !kind.accepts(&r[c]))
+                {
+                    None => Ok(kind),
+                    Some((i, r)) => Err(UsageError(format!(
+                        "column '{name}', line {}: '{}' is not {}; expected every value of \
+                         '{name}' to be one (or empty)",
+                        i + 2,
+                        r[c],
+                        kind.described()
+                    ))),
+                }
             })
             .collect()
     }
@@ -213,15 +234,17 @@ impl Table {
                 }
                 w.flush()?;
             }
-            Format::Json => json::write(self, &self.kinds(), &mut buf)?,
-            Format::Markdown => markdown::write(self, &self.kinds(), &mut buf)?,
-            Format::Parquet => buf = parquet::encode(self, &self.kinds())?,
+            Format::Json => json::write(self, &self.kinds()?, &mut buf)?,
+            Format::Markdown => markdown::write(self, &self.kinds()?, &mut buf)?,
+            Format::Parquet => buf = parquet::encode(self, &self.kinds()?)?,
         }
         Ok(buf)
     }
 }
 
-/// The type of a column in the typed formats.
+/// The type of a column in the typed formats: from the column's name for
+/// every column qsweep writes ([`Kind::known`]), never from its cells, so
+/// that the files of different runs concatenate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     /// Signed 64-bit integers (`point`, `servers`, `reps`, …).
@@ -237,14 +260,11 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// What a column holds: the type qsweep writes it with, if every value
-    /// fits it, else the narrowest of integer, float, boolean and text that
-    /// fits every non-empty value (all empty: text).
-    pub fn of_column<'a, I: Iterator<Item = &'a str>>(name: &str, values: impl Fn() -> I) -> Kind {
+    /// The type of a column qsweep does not write: the narrowest of
+    /// integer, float, boolean and text that fits every non-empty value (all
+    /// empty: text).
+    pub fn of_values<'a, I: Iterator<Item = &'a str>>(values: impl Fn() -> I) -> Kind {
         let fits = |k: Kind| values().filter(|v| !v.is_empty()).all(|v| k.accepts(v));
-        if let Some(k) = Kind::known(name).filter(|&k| fits(k)) {
-            return k;
-        }
         if values().all(str::is_empty) {
             return Kind::Text;
         }
@@ -254,24 +274,57 @@ impl Kind {
             .unwrap_or(Kind::Text)
     }
 
-    /// The type of a column qsweep writes, by name.
-    fn known(name: &str) -> Option<Kind> {
+    /// The type of a column qsweep writes, by name: the results CSV's
+    /// (`output::TABLE`, and the `qQ_wait` quantile columns), `analytic
+    /// -o`'s and the histogram CSV's (`run --hist`). `None` for any other
+    /// name. A test checks that every column of `output::TABLE` has one.
+    pub fn known(name: &str) -> Option<Kind> {
         Some(match name {
-            "routing" | "arrival" | "service" | "backend" | "analytic_method" => Kind::Text,
+            "routing" | "arrival" | "service" | "backend" | "analytic_method" | "error" => {
+                Kind::Text
+            }
             "stable" | "converged" => Kind::Bool,
             "point" | "servers" | "workers" | "reps" | "customers" | "warmup" | "choices"
-            | "routers" => Kind::Int,
+            | "routers" | "waited" | "max_in_system" | "warmup_truncation" | "count" => Kind::Int,
             "seed" => Kind::UInt,
+            "lambda" | "rho" | "seconds" | "customers_per_s" | "bin_lower" | "bin_upper"
+            | "ccdf" => Kind::Float,
             _ if name.ends_with("_wait")
                 || name.ends_with("_ci95")
+                || name.ends_with("_upper95")
                 || name.ends_with("_sojourn")
                 || name.starts_with("service_")
-                || matches!(name, "lambda" | "rho" | "seconds" | "customers_per_s") =>
+                || name.starts_with("analytic_")
+                || name.starts_with("rel_err_")
+                || name.starts_with("z_")
+                || name.starts_with("p_wait_gt_") =>
             {
                 Kind::Float
             }
             _ => return None,
         })
+    }
+
+    /// The type as messages name it: "an integer", "a number", …
+    pub fn described(self) -> &'static str {
+        match self {
+            Kind::Int => "an integer",
+            Kind::UInt => "a non-negative integer",
+            Kind::Float => "a number",
+            Kind::Bool => "true or false",
+            Kind::Text => "text",
+        }
+    }
+
+    /// The name Python's loader types a column by (`qsweep._qsweep.column_kind`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Int => "int",
+            Kind::UInt => "uint",
+            Kind::Float => "float",
+            Kind::Bool => "bool",
+            Kind::Text => "text",
+        }
     }
 
     /// Whether a non-empty field is a value of this type.

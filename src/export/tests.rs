@@ -70,20 +70,73 @@ fn formats_come_from_the_extension_and_unknown_ones_are_refused() {
 }
 
 #[test]
-fn kinds_come_from_known_names_then_from_values() {
-    let kinds = table().kinds();
+fn kinds_come_from_the_column_not_its_cells() {
+    let kinds = table().kinds().unwrap();
     use Kind::*;
     assert_eq!(
         kinds,
         [Int, Text, UInt, Float, Float, Bool, Float, Float, Bool, Text]
     );
     let v = |vals: &'static [&'static str]| move || vals.iter().copied();
-    assert_eq!(Kind::of_column("q0.9_wait", v(&["1", "2.5"])), Float);
-    assert_eq!(Kind::of_column("new", v(&["1", "", "2"])), Int);
-    assert_eq!(Kind::of_column("new", v(&["1", "2.5"])), Float);
-    assert_eq!(Kind::of_column("new", v(&["", ""])), Text);
-    // A known column holding something else is typed by its values.
-    assert_eq!(Kind::of_column("servers", v(&["many"])), Text);
+    assert_eq!(Kind::known("q0.9_wait"), Some(Float));
+    assert_eq!(Kind::known("q0.9999_wait_ci95"), Some(Float));
+    // Columns qsweep writes that may be empty in every row of a run.
+    for (name, kind) in [
+        ("max_in_system", Int),
+        ("waited", Int),
+        ("warmup_truncation", Int),
+        ("choices", Int),
+        ("converged", Bool),
+        ("error", Text),
+        ("z_mean_wait", Float),
+        ("mean_wait_upper95", Float),
+    ] {
+        let t = Table {
+            header: vec![name.to_string()],
+            rows: vec![vec![String::new()], vec![String::new()]],
+        };
+        assert_eq!(t.kinds().unwrap(), [kind], "{name}");
+    }
+    // Only columns qsweep does not write are typed by their values.
+    assert_eq!(Kind::known("new"), None);
+    assert_eq!(Kind::of_values(v(&["1", "", "2"])), Int);
+    assert_eq!(Kind::of_values(v(&["1", "2.5"])), Float);
+    assert_eq!(Kind::of_values(v(&["", ""])), Text);
+    // A known column holding something else is refused, naming it.
+    let t = Table {
+        header: vec!["servers".into()],
+        rows: vec![vec!["4".into()], vec!["many".into()]],
+    };
+    let e = t.kinds().unwrap_err().0;
+    assert!(
+        e.contains("'servers', line 3: 'many' is not an integer"),
+        "{e}"
+    );
+}
+
+/// Every column of the results CSV has its type by name.
+#[test]
+fn every_results_column_is_typed_by_name() {
+    for c in crate::output::TABLE {
+        assert!(
+            Kind::known(c.name).is_some(),
+            "column '{}' has no type: add it to Kind::known",
+            c.name
+        );
+    }
+    for c in crate::output::quantile_columns(&[0.5, 0.9999]) {
+        assert_eq!(Kind::known(&c), Some(Kind::Float), "{c}");
+    }
+    for c in [
+        "p_wait_gt_0.1",
+        "p_wait_gt_0.1_ci95",
+        "analytic_p_wait_gt_0.1",
+    ] {
+        assert_eq!(Kind::known(c), Some(Kind::Float), "{c}");
+    }
+    for c in hist::HIST_COLUMNS {
+        assert!(Kind::known(c).is_some(), "{c}");
+    }
 }
 
 #[test]
