@@ -1080,6 +1080,28 @@ pub struct SizeArgs {
     /// No line per evaluation (the table and errors only)
     #[arg(long, short)]
     pub quiet: bool,
+    /// Where each simulated evaluation is saved as it is made [default:
+    /// OUT.journal.csv beside -o OUT, else qsweep-size.journal.csv]; removed
+    /// once the search completes, kept when it is stopped or fails
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
+    /// Continue a stopped search from its journal: the evaluations saved
+    /// there are not simulated again
+    #[arg(long)]
+    pub resume: bool,
+    /// Show the cases, how each target is judged (exact or simulated) and
+    /// the time of one evaluation (from a sub-second calibration), then stop
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Then simulate every answer (each case at its answer's servers), as
+    /// `qsweep run` would, and write their rows as a results CSV to FILE
+    /// (`qsweep plot FILE`, `--hist` for the tails)
+    #[arg(long, value_name = "FILE")]
+    pub then_run: Option<PathBuf>,
+    /// With --then-run: also write the answers' wait histograms to FILE
+    /// (as `qsweep run --hist`)
+    #[arg(long, value_name = "FILE", requires = "then_run")]
+    pub hist: Option<PathBuf>,
 }
 
 /// `qsweep size`: for each case of the grid (every axis but the searched
@@ -1144,44 +1166,131 @@ pub fn size(args: &SizeArgs) -> Result<()> {
     say(&format!("qsweep: backend: {}", chosen.reason));
     let mut engine = chosen.engine;
     let label = engine.label();
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let started = std::time::Instant::now();
-    let mut evaluator = size::Evaluator::new(engine.as_mut(), args.simulate, &stop);
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    for (id, case) in cases.iter().enumerate() {
-        let what = case.describe(&spec);
-        for target in &targets {
-            let mut eval = |n: u32| {
-                let e = evaluator.eval(id, case, n, target)?;
-                let side = if e.meets(target) { "meets" } else { "misses" };
-                let cost = match (e.reused, e.seconds) {
-                    (true, _) => ", simulated before".to_string(),
-                    (false, s) if s > 0.0 => format!(", {s:.1} s"),
-                    _ => String::new(),
-                };
-                let how = match e.how {
-                    _ if e.reused => String::new(),
-                    size::How::Unstable | size::How::Overflow => String::new(),
-                    ref how => how.to_string(),
-                };
-                let note = format!("{how}{cost}");
-                let note = note.trim_start_matches(", ");
-                say(&format!(
-                    "qsweep: size: {what} {target}: {}={n}: {}{} {side}",
-                    over.name(),
-                    e.shown(),
-                    if note.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({note})")
-                    },
-                ));
-                Ok(e)
-            };
-            let found = size::search(case.first, args.max, target, &mut eval)?;
-            rows.push(size_row(case, target, &found, over));
-        }
+    if args.dry_run {
+        return size_dry_run(args, &spec, &cases, &targets, engine.as_mut(), &label);
     }
+    for f in [&args.then_run, &args.hist].into_iter().flatten() {
+        qsweep::export::check_new(f, args.sweep.force)?;
+    }
+    let journal_path = args
+        .journal
+        .clone()
+        .unwrap_or_else(|| match &args.sweep.out {
+            Some(out) if out != std::path::Path::new("-") => {
+                PathBuf::from(format!("{}.journal.csv", out.with_extension("").display()))
+            }
+            _ => PathBuf::from("qsweep-size.journal.csv"),
+        });
+    let journal = size::Journal::open(&journal_path, args.resume, args.sweep.force)?;
+    if journal.loaded > 0 {
+        say(&format!(
+            "qsweep: size: resuming: {} saved evaluation(s) read from {}",
+            journal.loaded,
+            journal_path.display()
+        ));
+    } else if args.resume {
+        say(&format!(
+            "qsweep: size: --resume: nothing saved in {} yet; starting the search",
+            journal_path.display()
+        ));
+    }
+    // Ctrl-C stops the simulation within milliseconds; the journal keeps
+    // every evaluation finished, and the message says how to resume.
+    let mut resume_cmd = qsweep::provenance::command_line();
+    if !resume_cmd.iter().any(|a| a == "--resume") {
+        resume_cmd.push("--resume".into());
+    }
+    resume_cmd.retain(|a| a != "--force");
+    let resume_cmd = qsweep::provenance::shell_join(&resume_cmd);
+    interrupt::install();
+    interrupt::set_resume_hint(&resume_cmd);
+    interrupt::set_watched();
+    let stop = interrupt::stop_flag();
+    let started = std::time::Instant::now();
+    let metrics: Vec<size::Metric> = targets.iter().map(|t| t.metric).collect();
+    let mut evaluator =
+        size::Evaluator::new(engine.as_mut(), args.simulate, stop).with_journal(journal, metrics);
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    // For the ETA: simulated evaluations so far, their seconds, and the
+    // evaluations of the searches finished.
+    let (mut simulated, mut sim_seconds) = (0usize, 0.0f64);
+    let mut per_search: Vec<usize> = Vec::new();
+    let searches = cases.len() * targets.len();
+    let mut answers: Vec<(usize, u32)> = Vec::new();
+    let outcome = (|| -> Result<()> {
+        for (id, case) in cases.iter().enumerate() {
+            let what = case.describe(&spec);
+            for target in &targets {
+                let mut done_here = 0usize;
+                let mut eval = |n: u32| {
+                    let e = evaluator.eval(id, case, n, target)?;
+                    done_here += 1;
+                    if e.how == size::How::Simulated && !e.reused {
+                        simulated += 1;
+                        sim_seconds += e.seconds;
+                    }
+                    let side = if e.meets(target) { "meets" } else { "misses" };
+                    let cost = match (e.from_journal, e.reused, e.seconds) {
+                        (true, _, _) => ", saved before".to_string(),
+                        (_, true, _) => ", simulated before".to_string(),
+                        (_, _, s) if s > 0.0 => format!(", {s:.1} s"),
+                        _ => String::new(),
+                    };
+                    let how = match e.how {
+                        _ if e.reused => String::new(),
+                        size::How::Unstable | size::How::Overflow => String::new(),
+                        ref how => how.to_string(),
+                    };
+                    let note = format!("{how}{cost}");
+                    let note = note.trim_start_matches(", ");
+                    let eta = eta(
+                        simulated,
+                        sim_seconds,
+                        &per_search,
+                        searches,
+                        done_here,
+                        case.first,
+                    );
+                    say(&format!(
+                        "qsweep: size: {what} {target}: {}={n}: {}{} {side}{eta}",
+                        over.name(),
+                        e.shown(),
+                        if note.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({note})")
+                        },
+                    ));
+                    Ok(e)
+                };
+                let found = size::search(case.first, args.max, target, &mut eval)?;
+                per_search.push(found.evaluations.len());
+                if let Some(a) = &found.answer {
+                    if !answers.contains(&(id, a.n)) {
+                        answers.push((id, a.n));
+                    }
+                }
+                rows.push(size_row(case, target, &found, over));
+            }
+        }
+        Ok(())
+    })();
+    if let Err(e) = outcome {
+        if e.is::<qsweep::run::Interrupted>() {
+            eprintln!(
+                "qsweep: size: stopped; the evaluations finished are saved in {}. To resume:\n  \
+                 {resume_cmd}",
+                journal_path.display()
+            );
+        } else {
+            eprintln!(
+                "qsweep: size: the evaluations finished are saved in {} (--resume continues)",
+                journal_path.display()
+            );
+        }
+        return Err(e);
+    }
+    drop(evaluator);
     let header = SIZE_COLUMNS.map(String::from).to_vec();
     let table = Table { header, rows };
     let to_stdout = args.sweep.out.as_deref() == Some(std::path::Path::new("-"));
@@ -1212,6 +1321,203 @@ pub fn size(args: &SizeArgs) -> Result<()> {
             false,
         )?;
     }
+    // Everything is in the output now.
+    let _ = std::fs::remove_file(&journal_path);
+    if let Some(then) = &args.then_run {
+        size_then_run(args, &spec, &cases, &answers, engine.as_mut(), then)?;
+    }
+    Ok(())
+}
+
+/// ` (3 of about 20 evaluations; about 4 min left)`: from the seconds of
+/// the simulated evaluations so far and the evaluations the finished
+/// searches took (before any finished: 2·log2 of the first stable fleet,
+/// plus 4).
+fn eta(
+    simulated: usize,
+    seconds: f64,
+    per_search: &[usize],
+    searches: usize,
+    done_here: usize,
+    first: u32,
+) -> String {
+    if simulated == 0 {
+        return String::new();
+    }
+    let per = if per_search.is_empty() {
+        2.0 * f64::from(first.max(2)).log2() + 4.0
+    } else {
+        per_search.iter().sum::<usize>() as f64 / per_search.len() as f64
+    };
+    let left_here = (per - done_here as f64).max(1.0);
+    let later = searches.saturating_sub(per_search.len() + 1) as f64 * per;
+    let left = (left_here + later) * seconds / simulated as f64;
+    format!("; about {} left", progress::duration(left))
+}
+
+/// `qsweep size --dry-run`: the cases, how each target is judged, and the
+/// time of one simulated evaluation at the first stable fleet.
+fn size_dry_run(
+    args: &SizeArgs,
+    spec: &Spec,
+    cases: &[qsweep::size::Case],
+    targets: &[qsweep::size::Target],
+    engine: &mut dyn Engine,
+    label: &str,
+) -> Result<()> {
+    let mut out = format!(
+        "qsweep size --dry-run: nothing simulated, nothing written\n{} case(s) × {} target(s); \
+         each evaluation: {} replications × {} customers (+{} warm-up)\n",
+        cases.len(),
+        targets.len(),
+        spec.run.reps,
+        spec.run.customers,
+        if spec.run.warmup_auto {
+            "auto".to_string()
+        } else {
+            spec.run.warmup.to_string()
+        }
+    );
+    let mut total = 0.0;
+    for case in cases {
+        let at = case.at(case.first);
+        let points = at.points();
+        let base = qsweep::run::baseline(&points[0]);
+        let judged: Vec<String> = targets
+            .iter()
+            .map(|t| match t.metric.exact(&base).filter(|_| !args.simulate) {
+                Some(_) => format!("{t}: exact ({})", base.method),
+                None => format!("{t}: simulated"),
+            })
+            .collect();
+        let simulated = judged.iter().any(|j| j.ends_with("simulated"));
+        let mut line = format!(
+            "  {}: from {}={} (the first stable); {}",
+            case.describe(spec),
+            case.over.name(),
+            case.first,
+            judged.join(", ")
+        );
+        if simulated {
+            let (prepared, table) = qsweep::run::prepare(&at, points);
+            let cal = estimate::calibrate(engine, &prepared, &table)?;
+            let shape = estimate::Shape::of(label, CpuEngine::new(spec.run.threads).threads);
+            let est = estimate::calibrated_estimate(&prepared, spec.run.reps, shape, &cal);
+            // About 2·log2(R*) evaluations, shared by the case's targets;
+            // larger fleets cost more for the whole-system policies.
+            let evals = 2.0 * f64::from(case.first.max(2)).log2() + 4.0;
+            total += evals * est.seconds;
+            line.push_str(&format!(
+                "; one evaluation at {}={}: about {} ({:.3e} customers); about {evals:.0} \
+                 evaluations",
+                case.over.name(),
+                case.first,
+                progress::duration(est.seconds),
+                est.customers
+            ));
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "estimated time: about {} on {label} (evaluations at larger fleets cost more for jsq, \
+         pod, jiq, lwl and routers > 1); each is saved as it finishes, and --resume continues \
+         a stopped search\n",
+        progress::duration(total)
+    ));
+    output::to_stdout(out)
+}
+
+/// `qsweep size --then-run FILE`: every answer simulated as `qsweep run`
+/// would (each case at its answer, point by point), its rows written to
+/// FILE as a results CSV (and `--hist`).
+fn size_then_run(
+    args: &SizeArgs,
+    spec: &Spec,
+    cases: &[qsweep::size::Case],
+    answers: &[(usize, u32)],
+    engine: &mut dyn Engine,
+    then: &std::path::Path,
+) -> Result<()> {
+    if answers.is_empty() {
+        eprintln!("qsweep: size: --then-run: no answer to simulate");
+        return Ok(());
+    }
+    let mut points = Vec::new();
+    for (i, &(id, n)) in answers.iter().enumerate() {
+        let mut p = cases[id].at(n).points().remove(0);
+        p.index = i as u32;
+        points.push(p);
+    }
+    let mut run_spec = spec.clone();
+    run_spec.run.slo.clear();
+    let (prepared, table) = qsweep::run::prepare(&run_spec, points);
+    let mut prepared = prepared;
+    if run_spec.run.warmup_auto {
+        qsweep::run::warmup::resolve(
+            &mut prepared,
+            &table,
+            run_spec.run.reps,
+            run_spec.run.threads,
+        );
+    }
+    let extra = output::extra_columns(&run_spec.run.quantiles, &[]);
+    let mut sink = output::CsvSink::create_with(then, true, &extra)?;
+    let mut hist = match &args.hist {
+        Some(h) => Some(HistSink::open(h, true, false)?),
+        None => None,
+    };
+    let label = engine.label();
+    let started = std::time::Instant::now();
+    qsweep::run::run_points_until(
+        &prepared,
+        &table,
+        run_spec.run.reps,
+        engine,
+        &mut |r: PointResult<'_>| {
+            let base = qsweep::run::baseline(&r.point.grid);
+            let row = output::Row {
+                point: &r.point.grid,
+                reps: r.stats.reps as u32,
+                customers: run_spec.run.customers,
+                warmup: r.point.params.warmup,
+                seed: run_spec.run.seed,
+                stats: &r.stats,
+                analytic: &base,
+                backend: &label,
+                seconds: r.seconds,
+                converged: r.converged,
+                truncation: r.point.pilot.map(|p| p.truncation),
+                max_in_system: r.max_in_system,
+                error: r.error.as_deref(),
+            };
+            let mut fields = row.fields();
+            fields.extend(output::quantile_fields(
+                &run_spec.run.quantiles,
+                &r.hist,
+                r.point.scale,
+                r.stats.max_wait,
+            ));
+            sink.write(&fields)?;
+            if let Some(h) = hist.as_mut() {
+                h.write(r.point.grid.index, &r.hist, r.point.scale, r.stats.max_wait)?;
+            }
+            Ok(())
+        },
+        interrupt::stop_flag(),
+        true,
+    )?;
+    sink.sync()?;
+    eprintln!(
+        "qsweep: size: --then-run: simulated the {} answer(s) in {:.1} s; rows in {}{}",
+        answers.len(),
+        started.elapsed().as_secs_f64(),
+        then.display(),
+        match &args.hist {
+            Some(h) => format!(", histograms in {}", h.display()),
+            None => String::new(),
+        }
+    );
     Ok(())
 }
 

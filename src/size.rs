@@ -285,6 +285,8 @@ pub struct Eval {
     pub seconds: f64,
     /// The simulation was done before, for another target of the case.
     pub reused: bool,
+    /// Read from the journal of an earlier, interrupted search (`--resume`).
+    pub from_journal: bool,
 }
 
 impl Eval {
@@ -296,6 +298,7 @@ impl Eval {
             how: How::Unstable,
             seconds: 0.0,
             reused: false,
+            from_journal: false,
         }
     }
 
@@ -606,6 +609,10 @@ pub struct Evaluator<'a> {
     simulate: bool,
     stop: &'a AtomicBool,
     cache: HashMap<(usize, u32), Simulated>,
+    /// Where each simulated evaluation is saved as it is made.
+    journal: Option<Journal>,
+    /// The metrics of every target, saved for each simulated point.
+    metrics: Vec<Metric>,
 }
 
 impl<'a> Evaluator<'a> {
@@ -616,7 +623,18 @@ impl<'a> Evaluator<'a> {
             simulate,
             stop,
             cache: HashMap::new(),
+            journal: None,
+            metrics: Vec::new(),
         }
+    }
+
+    /// Save every simulated evaluation to `journal` (the values of every
+    /// metric in `metrics`), and take the evaluations it already holds
+    /// instead of simulating them again.
+    pub fn with_journal(mut self, journal: Journal, metrics: Vec<Metric>) -> Self {
+        self.journal = Some(journal);
+        self.metrics = metrics;
+        self
     }
 
     /// The metric of `target` for case number `id` (`case`) at `n`.
@@ -657,12 +675,24 @@ impl<'a> Evaluator<'a> {
                     how: How::Exact(base.method),
                     seconds: 0.0,
                     reused: false,
+                    from_journal: false,
                 });
             }
         }
         let reused = self.cache.contains_key(&(id, n));
+        let hash = crate::provenance::spec_hash(&spec, &[]);
         if !reused {
+            if let Some(e) = self
+                .journal
+                .as_ref()
+                .and_then(|j| j.get(&hash, target.metric, n))
+            {
+                return Ok(e);
+            }
             let sim = self.simulate_point(&spec, points)?;
+            if let Some(j) = self.journal.as_mut() {
+                j.record(&hash, id, n, &spec, &sim, &self.metrics)?;
+            }
             self.cache.insert((id, n), sim);
         }
         let sim = &self.cache[&(id, n)];
@@ -675,6 +705,7 @@ impl<'a> Evaluator<'a> {
                 how: How::Overflow,
                 seconds,
                 reused,
+                from_journal: false,
             },
             Some((stats, hist, scale)) => {
                 let (value, ci95) = target.metric.simulated(stats, hist, *scale);
@@ -685,6 +716,7 @@ impl<'a> Evaluator<'a> {
                     how: How::Simulated,
                     seconds,
                     reused,
+                    from_journal: false,
                 }
             }
         })
@@ -726,6 +758,173 @@ impl<'a> Evaluator<'a> {
     }
 }
 
+/// The columns of a `qsweep size` journal.
+pub const JOURNAL_COLUMNS: [&str; 8] = [
+    "point_hash",
+    "case",
+    "n",
+    "metric",
+    "value",
+    "ci95",
+    "how",
+    "seconds",
+];
+
+/// The evaluations of a search, saved as they are made (one CSV row per
+/// simulated point and metric, flushed each time), so that a search that
+/// is killed or interrupted loses at most the point being simulated:
+/// `--resume` reads them back and simulates only the rest. A row is keyed
+/// by the hash of the one-point spec it simulated (its canonical TOML:
+/// laws, load, fleet, replications, customers, warm-up, seed), so a
+/// journal never answers for a point simulated differently.
+pub struct Journal {
+    path: std::path::PathBuf,
+    writer: csv::Writer<std::fs::File>,
+    saved: HashMap<(String, String), (f64, Option<f64>, bool)>,
+    /// Rows read back from an earlier search.
+    pub loaded: usize,
+}
+
+impl Journal {
+    /// Opens `path`: a new journal (an existing one is refused unless
+    /// `force`, which starts it again, or `resume`, which reads it and
+    /// appends).
+    pub fn open(path: &std::path::Path, resume: bool, force: bool) -> Result<Journal> {
+        use std::fs::OpenOptions;
+        let usage = |m: String| -> anyhow::Error { crate::UsageError(m).into() };
+        crate::files::regular_output(path, "--journal")?;
+        let exists = path.symlink_metadata().is_ok();
+        let mut saved = HashMap::new();
+        let mut loaded = 0;
+        if exists && resume {
+            let mut r = csv::ReaderBuilder::new()
+                .flexible(true)
+                .from_path(path)
+                .map_err(|e| usage(format!("--journal: cannot read '{}': {e}", path.display())))?;
+            let header: Vec<String> = r
+                .headers()
+                .map_err(|e| usage(format!("--journal: '{}': {e}", path.display())))?
+                .iter()
+                .map(str::to_string)
+                .collect();
+            if header != JOURNAL_COLUMNS {
+                return Err(usage(format!(
+                    "--journal: '{}' is not a journal of qsweep size (its header is {}); \
+                     expected {}",
+                    path.display(),
+                    header.join(","),
+                    JOURNAL_COLUMNS.join(",")
+                )));
+            }
+            // A row cut short by a kill is left out (its point runs again).
+            for rec in r.records().flatten() {
+                if rec.len() != JOURNAL_COLUMNS.len() {
+                    continue;
+                }
+                let value: Option<f64> = rec[4].parse().ok();
+                let (Some(value), how) = (value, &rec[6]) else {
+                    continue;
+                };
+                let overflow = how == "overflow";
+                if !overflow && how != "simulated" {
+                    continue;
+                }
+                saved.insert(
+                    (rec[0].to_string(), rec[3].to_string()),
+                    (value, rec[5].parse().ok(), overflow),
+                );
+                loaded += 1;
+            }
+        } else if exists && !force {
+            return Err(usage(format!(
+                "--journal: '{}' already exists; pass --resume to continue the search it \
+                 saved, or --force to start again",
+                path.display()
+            )));
+        }
+        let file = if exists && resume {
+            OpenOptions::new().append(true).open(path)
+        } else {
+            std::fs::File::create(path)
+        }
+        .map_err(|e| usage(format!("--journal: cannot open '{}': {e}", path.display())))?;
+        let empty = file.metadata().map(|m| m.len() == 0).unwrap_or(true);
+        let mut writer = csv::Writer::from_writer(file);
+        if empty {
+            writer.write_record(JOURNAL_COLUMNS)?;
+            writer.flush()?;
+        }
+        Ok(Journal {
+            path: path.to_path_buf(),
+            writer,
+            saved,
+            loaded,
+        })
+    }
+
+    /// The saved evaluation of `metric` at the point `hash` (server count `n`).
+    fn get(&self, hash: &str, metric: Metric, n: u32) -> Option<Eval> {
+        let &(value, ci95, overflow) = self.saved.get(&(hash.to_string(), metric.name()))?;
+        Some(Eval {
+            n,
+            value: if overflow { f64::INFINITY } else { value },
+            ci95,
+            how: if overflow {
+                How::Overflow
+            } else {
+                How::Simulated
+            },
+            seconds: 0.0,
+            reused: true,
+            from_journal: true,
+        })
+    }
+
+    /// Saves (and flushes) the metrics of one simulated point.
+    fn record(
+        &mut self,
+        hash: &str,
+        case: usize,
+        n: u32,
+        spec: &Spec,
+        sim: &Simulated,
+        metrics: &[Metric],
+    ) -> Result<()> {
+        let num = crate::output::num;
+        for &m in metrics {
+            // P(wait > t) is known only for the threshold simulated.
+            if m.slo().is_some() && spec.run.slo.first().copied() != m.slo() {
+                continue;
+            }
+            let (value, ci95, how) = match &sim.result {
+                None => (f64::INFINITY, None, "overflow"),
+                Some((stats, hist, scale)) => {
+                    let (v, ci) = m.simulated(stats, hist, *scale);
+                    (v, ci, "simulated")
+                }
+            };
+            self.writer
+                .write_record([
+                    hash.to_string(),
+                    case.to_string(),
+                    n.to_string(),
+                    m.name(),
+                    num(value),
+                    ci95.map(num).unwrap_or_default(),
+                    how.to_string(),
+                    format!("{:.3}", sim.seconds),
+                ])
+                .and_then(|()| self.writer.flush().map_err(csv::Error::from))
+                .map_err(|e| anyhow::anyhow!("writing {}: {e}", self.path.display()))?;
+            self.saved.insert(
+                (hash.to_string(), m.name()),
+                (value, ci95, how == "overflow"),
+            );
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -744,6 +943,7 @@ mod tests {
                 how: How::Simulated,
                 seconds: 0.0,
                 reused: false,
+                from_journal: false,
             })
         }
     }
@@ -824,6 +1024,7 @@ mod tests {
                 how: How::Exact("exact:mm1".into()),
                 seconds: 0.0,
                 reused: false,
+                from_journal: false,
             })
         };
         let s = search(3, 100_000, &t, &mut { exact }).unwrap();

@@ -237,3 +237,149 @@ fn bad_size_requests_are_refused() {
         show(&o)
     );
 }
+
+/// An overnight search (issue 26): each evaluation is saved as it is made,
+/// Ctrl-C says how to resume, `--resume` simulates only what is missing and
+/// answers as the uninterrupted search did; `--dry-run` says what it would
+/// do and writes nothing; `--then-run` simulates the answers' rows.
+#[test]
+fn a_search_saves_each_evaluation_resumes_and_runs_its_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let args = [
+        "--routing",
+        "random,central",
+        "--lambda",
+        "4",
+        "--service",
+        "exp(mean=1)",
+        "--reps",
+        "64",
+        "--customers",
+        "400000",
+        "--warmup",
+        "1000",
+        "--backend",
+        "cpu",
+        "--threads",
+        "2",
+        "--simulate",
+        "--target",
+        "p99_wait<=1",
+    ];
+    let with = |extra: &[&str]| -> Vec<String> {
+        let mut all = vec!["size".to_string()];
+        all.extend(args.iter().map(|s| s.to_string()));
+        all.extend(extra.iter().map(|s| s.to_string()));
+        all
+    };
+    // --dry-run: the plan, nothing written.
+    let o = qsweep(
+        d,
+        &with(&["--dry-run", "-o", "dry.csv"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let plan = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        plan.contains("nothing simulated") && plan.contains("routing=central"),
+        "{plan}"
+    );
+    assert!(plan.contains("estimated time"), "{plan}");
+    assert!(!d.join("dry.csv").exists() && !d.join("dry.journal.csv").exists());
+
+    // The whole search, uninterrupted: the reference.
+    let o = qsweep(
+        d,
+        &with(&["-o", "full.csv", "-q"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let full = std::fs::read_to_string(d.join("full.csv")).unwrap();
+    assert!(
+        !d.join("full.journal.csv").exists(),
+        "the journal goes once complete"
+    );
+
+    // Stopped once a few evaluations are saved.
+    let journal = d.join("part.journal.csv");
+    let child = Command::new(BIN)
+        .args(with(&["-o", "part.csv"]))
+        .current_dir(d)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    loop {
+        let rows = std::fs::read_to_string(&journal)
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
+        if rows >= 4 || t0.elapsed().as_secs() > 120 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let o = child.wait_with_output().unwrap();
+    if o.status.success() {
+        // The machine was fast enough to finish first: nothing to resume.
+        eprintln!("the search finished before it was stopped; resume not checked");
+        return;
+    }
+    assert_eq!(o.status.code(), Some(130), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("To resume:") && err.contains("--resume"),
+        "{err}"
+    );
+    let saved = std::fs::read_to_string(&journal).unwrap().lines().count() - 1;
+    assert!(saved >= 3, "{saved} evaluations saved");
+    // Without --resume the journal is not overwritten.
+    let o = qsweep(
+        d,
+        &with(&["-o", "part.csv"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--resume"));
+    // Resumed: the saved evaluations are not simulated again, and the
+    // answers are the uninterrupted search's, digit for digit.
+    let o = qsweep(
+        d,
+        &with(&["-o", "part.csv", "--resume", "--then-run", "answers.csv"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("saved evaluation(s) read from"), "{err}");
+    assert!(err.matches("saved before").count() >= saved.min(3), "{err}");
+    assert_eq!(std::fs::read_to_string(d.join("part.csv")).unwrap(), full);
+    assert!(!journal.exists());
+    // --then-run: one row per answer, at its fleet.
+    let answers = std::fs::read_to_string(d.join("answers.csv")).unwrap();
+    let lines: Vec<&str> = answers.lines().collect();
+    assert_eq!(lines.len(), 3, "{answers}");
+    assert!(lines[0].starts_with("point,routing,servers,"));
+    let sized: Vec<&str> = full
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(10).unwrap())
+        .collect();
+    for (line, servers) in lines[1..].iter().zip(&sized) {
+        assert_eq!(line.split(',').nth(2), Some(*servers), "{line}");
+    }
+}
