@@ -626,7 +626,7 @@ pub fn analytic(analytic_args: &AnalyticArgs) -> Result<()> {
         Some(out) if out != std::path::Path::new("-") => Some(Format::of_path(out)?),
         _ => None,
     };
-    let spec = Spec::load(args)?;
+    let spec = load_spec(args, &[])?;
     for note in spec.notes() {
         eprintln!("qsweep: note: {note}");
     }
@@ -649,10 +649,86 @@ pub fn analytic(analytic_args: &AnalyticArgs) -> Result<()> {
         eprintln!("qsweep: wrote {} rows to {}", rows.len(), out.display());
     }
     let mut text = output::align(&output::ANALYTIC_COLUMNS, rows);
-    if spec.source == SEED_SOURCE {
+    if spec.source == SEED_SOURCE && is_seed_question(&spec) {
         text.push_str(&seed_comparison());
     }
     output::to_stdout(text)
+}
+
+/// Whether the grid asks the published analysis' question (λ = 150/s,
+/// Poisson arrivals, exponential service of mean 1/3 s, one worker per
+/// dyno), so that its table belongs beside the grid's.
+fn is_seed_question(spec: &Spec) -> bool {
+    use qsweep::spec::Load;
+    spec.load
+        .iter()
+        .all(|l| matches!(l, Load::Lambda(v) if *v == 150.0))
+        && spec
+            .service
+            .iter()
+            .all(|s| (s.mean() - 1.0 / 3.0).abs() < 1e-12 && (s.scv() - 1.0).abs() < 1e-12)
+        && spec.arrival.iter().all(|a| a.text() == "exp")
+        && spec.workers.iter().all(|&w| w == 1)
+}
+
+/// [`Spec::load`], whose error, when flags were given without a spec file,
+/// names what came from the built-in study (issue 26: `--servers 10
+/// --service 'exp(rate=1)'` was refused as unstable at the study's λ = 150
+/// without saying where 150 came from). `skip`: axes not used (the one
+/// `size` searches).
+fn load_spec(args: &SweepArgs, skip: &[&str]) -> Result<Spec, qsweep::spec::SpecError> {
+    Spec::load(args).map_err(|e| match inherited(args, skip) {
+        Some(what) => qsweep::spec::SpecError(format!(
+            "{e} (with no spec file, {what} came from the built-in study {SEED_SOURCE}: give \
+             them as flags, or write a spec)"
+        )),
+        None => e,
+    })
+}
+
+/// The axes a run without a spec file takes from the built-in study, with
+/// their values (`lambda = 150`), when some axes were given as flags.
+fn inherited(args: &SweepArgs, skip: &[&str]) -> Option<String> {
+    if args.spec.is_some() || args.spec_text.is_some() {
+        return None;
+    }
+    let a = &args.axes;
+    let given = [
+        &a.routing, &a.choices, &a.routers, &a.servers, &a.workers, &a.arrival, &a.lambda, &a.rho,
+        &a.service,
+    ];
+    if given.iter().all(|v| v.is_empty()) {
+        return None;
+    }
+    let seed = Spec::load(&SweepArgs::default()).ok()?;
+    let join = |v: Vec<String>| v.join(", ");
+    let mut parts = Vec::new();
+    let mut add = |name: &str, empty: bool, value: String| {
+        if empty && !skip.contains(&name) {
+            parts.push(format!("{name} = {value}"));
+        }
+    };
+    add(
+        "routing",
+        a.routing.is_empty(),
+        join(seed.routing.iter().map(|r| r.to_string()).collect()),
+    );
+    add(
+        "servers",
+        a.servers.is_empty(),
+        join(seed.servers.iter().map(|r| r.to_string()).collect()),
+    );
+    add(
+        "lambda",
+        a.lambda.is_empty() && a.rho.is_empty(),
+        join(seed.load.iter().map(|l| num(l.value())).collect()),
+    );
+    add(
+        "service",
+        a.service.is_empty(),
+        join(seed.service.iter().map(|s| s.text().to_string()).collect()),
+    );
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// The published analysis of the default study beside exact theory.
@@ -1132,7 +1208,7 @@ pub fn size(args: &SizeArgs) -> Result<()> {
     }
     sweep.out = None;
     sweep.allow_unstable = true;
-    let spec = Spec::load(&sweep)?;
+    let spec = load_spec(&sweep, &[over.name()])?;
     let cases = size::cases(&spec, over)?;
     let say = |m: &str| {
         if !args.quiet {
@@ -1276,6 +1352,15 @@ pub fn size(args: &SizeArgs) -> Result<()> {
         Ok(())
     })();
     if let Err(e) = outcome {
+        drop(evaluator);
+        let saved = std::fs::read_to_string(&journal_path)
+            .map(|t| t.lines().count().saturating_sub(1))
+            .unwrap_or(0);
+        if saved == 0 {
+            // Nothing simulated yet: no journal to keep.
+            let _ = std::fs::remove_file(&journal_path);
+            return Err(e);
+        }
         if e.is::<qsweep::run::Interrupted>() {
             eprintln!(
                 "qsweep: size: stopped; the evaluations finished are saved in {}. To resume:\n  \

@@ -948,3 +948,44 @@ fn the_gl_backend_gives_the_cpu_engines_csv_to_the_bit() {
         "the GL backend left the CPU engine's streams"
     );
 }
+
+/// Flags without a spec file start from the built-in study (issue 26): a
+/// refusal names what came from it, and the published table is shown only
+/// beside the grid it is about.
+#[test]
+fn analytic_says_what_it_took_from_the_built_in_study() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = qsweep(
+        d,
+        &["analytic", "--servers", "10", "--service", "exp(rate=1)"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("unstable") && err.contains("lambda = 150 came from the built-in study"),
+        "{err}"
+    );
+    // Another question: no published table appended.
+    let out = qsweep(
+        d,
+        &[
+            "analytic",
+            "--servers",
+            "10",
+            "--service",
+            "exp(rate=1)",
+            "--lambda",
+            "5",
+        ],
+    );
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("published"));
+    // The study's own question (other fleets too): the table stays.
+    for args in [&["analytic"][..], &["analytic", "--servers", "60,80"]] {
+        let out = qsweep(d, args);
+        assert!(out.status.success());
+        assert!(String::from_utf8_lossy(&out.stdout).contains("published analysis"));
+    }
+}

@@ -195,8 +195,8 @@ fn runs_of_different_specs_and_their_tails_in_one_figure() {
     for text in [
         "P(wait &gt; t)",
         "wait t",
-        "random (servers=8, ρ=0.5)",
-        "central (servers=5, ρ=0.8)",
+        "random (servers=8)",
+        "central (servers=5)",
     ] {
         assert!(svg.contains(text), "SVG lacks {text:?}");
     }

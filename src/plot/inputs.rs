@@ -406,6 +406,50 @@ impl Table {
                 keys.push(name.to_string());
             }
         }
+        // ρ and λ are tied through servers, workers and the service law: of
+        // the two, only the one the spec listed (fewer distinct values)
+        // names the curves, and neither where the others vary already.
+        let distinct = |name: &str| {
+            col(name).map_or(0, |c| {
+                curves
+                    .iter()
+                    .map(|r| r.get(c).unwrap_or(""))
+                    .collect::<std::collections::HashSet<_>>()
+                    .len()
+            })
+        };
+        let has = |keys: &[String], k: &str| keys.iter().any(|x| x == k);
+        if has(&keys, "rho") && has(&keys, "lambda") {
+            let drop = if distinct("rho") < distinct("lambda") {
+                "lambda"
+            } else {
+                "rho"
+            };
+            keys.retain(|k| k != drop);
+        }
+        // A load the other keys determine (ρ of a fleet at one λ) says nothing more.
+        for load in ["rho", "lambda"] {
+            let Some(lc) = col(load).filter(|_| has(&keys, load)) else {
+                continue;
+            };
+            let others: Vec<usize> = keys
+                .iter()
+                .filter(|k| *k != "rho" && *k != "lambda")
+                .filter_map(|k| col(k))
+                .collect();
+            if others.is_empty() {
+                continue;
+            }
+            let mut seen: HashMap<Vec<&str>, &str> = HashMap::new();
+            let determined = curves.iter().all(|r| {
+                let key: Vec<&str> = others.iter().map(|&c| r.get(c).unwrap_or("")).collect();
+                let v = r.get(lc).unwrap_or("");
+                *seen.entry(key).or_insert(v) == v
+            });
+            if determined {
+                keys.retain(|k| k != load);
+            }
+        }
         // `routing` already carries choices and routers along.
         if keys.iter().any(|k| k == "routing") {
             keys.retain(|k| k != "choices" && k != "routers");
