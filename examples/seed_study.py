@@ -16,6 +16,23 @@ import pandas as pd
 
 import qsweep
 
+
+def show(table):
+    """A table shown in a notebook (rich display) or printed when this file
+    runs as a script, where a cell's last expression would show nothing."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+
+        if get_ipython() is not None:
+            display(table)
+            return
+    except ImportError:
+        pass
+    with pd.option_context("display.width", 160, "display.max_columns", 20):
+        print(table, end="\n\n")
+
+
 # 512 replications per point, as the study; fewer run faster (CI uses 16).
 REPS = int(os.environ.get("QSWEEP_EXAMPLE_REPS", "512"))
 
@@ -32,7 +49,7 @@ theory = qsweep.analytic(
     lambda_=150,
     service="exp(rate=3)",
 )
-theory.pivot(index="servers", columns="routing", values="analytic_mean_wait")
+show(theory.pivot(index="servers", columns="routing", values="analytic_mean_wait"))
 
 # %% [markdown]
 # ## Simulate
@@ -43,8 +60,8 @@ theory.pivot(index="servers", columns="routing", values="analytic_mean_wait")
 
 # %%
 df = qsweep.run(reps=REPS)
-df[["routing", "servers", "rho", "mean_wait", "mean_wait_ci95", "p99_wait",
-    "analytic_mean_wait", "analytic_method"]]
+show(df[["routing", "servers", "rho", "mean_wait", "mean_wait_ci95", "p99_wait",
+         "analytic_mean_wait", "analytic_method"]])
 
 # %% [markdown]
 # ## The headline: mean wait (s) by policy, with its 95% CI and exact theory
@@ -55,7 +72,7 @@ headline = df.pivot(
     columns="routing",
     values=["mean_wait", "mean_wait_ci95", "analytic_mean_wait", "p99_wait"],
 ).swaplevel(axis=1)[["random", "central"]]
-headline
+show(headline)
 
 # %% [markdown]
 # At R = 60 random routing waits about 1.67 s on average, a central queue
@@ -70,7 +87,7 @@ miss = df.assign(
     ci_widths=(df.mean_wait - df.analytic_mean_wait).abs() / df.mean_wait_ci95
 )[lambda d: (d.mean_wait - d.analytic_mean_wait).abs() > d.mean_wait_ci95 + 1e-9]
 print(f"{len(df) - len(miss)} of {len(df)} means within their 95% CI of theory")
-miss[["routing", "servers", "mean_wait", "mean_wait_ci95", "analytic_mean_wait", "ci_widths"]]
+show(miss[["routing", "servers", "mean_wait", "mean_wait_ci95", "analytic_mean_wait", "ci_widths"]])
 
 # %% [markdown]
 # ## The same rows as the CLI

@@ -351,6 +351,9 @@ def test_the_notebook_example_runs():
     )
     assert p.returncode == 0, p.stderr
     assert "R = 60: random 1.6" in p.stdout, p.stdout
+    # Run as a script, it prints its tables (issue 26: it showed none).
+    for text in ["analytic_mean_wait", "mean_wait_ci95", "ci_widths"]:
+        assert text in p.stdout, p.stdout
 
 
 def test_types_come_from_the_column_so_runs_concatenate(tmp_path):
@@ -381,3 +384,16 @@ def test_types_come_from_the_column_so_runs_concatenate(tmp_path):
     assert pa["max_in_system"].dtype == "Int64"
     joined = pd.concat([pa, pb], ignore_index=True)
     assert len(joined) == 2 and dict(joined.dtypes) == dict(pa.dtypes)
+
+
+def test_the_readme_example_raises_no_wide_ci_warning():
+    """The README's first Python example, run as printed (issue 26: it
+    triggered the wide-CI warning itself)."""
+    import warnings
+
+    text = (ROOT / "README.md").read_text()
+    start = text.index("```python\nimport qsweep\n")
+    code = text[start + len("```python\n"):text.index("```", start + 10)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", qsweep.QsweepWarning)
+        exec(compile(code, "README.md", "exec"), {})
