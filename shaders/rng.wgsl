@@ -73,9 +73,14 @@ fn uniform_open0() -> f32 {
     return f32((next_u32() >> 8u) + 1u) * (1.0 / 16777216.0);
 }
 
+// Uniform on [0, 1) of one word: its top 24 bits (closed0_of in src/rng.rs).
+fn closed0_of(w: u32) -> f32 {
+    return f32(w >> 8u) * (1.0 / 16777216.0);
+}
+
 // Uniform on [0, 1).
 fn uniform_closed0() -> f32 {
-    return f32(next_u32() >> 8u) * (1.0 / 16777216.0);
+    return closed0_of(next_u32());
 }
 
 // The last word the full-range uniform drew: its bit 0 is unused (the

@@ -204,7 +204,8 @@ pub fn meta_path(csv: &Path) -> PathBuf {
 /// The spec's identity: SHA-256 over its canonical TOML with the settings
 /// that do not change results left out (`out`, `threads`, `backend`,
 /// `adapter`; `force` never appears), followed by the values of its
-/// empirical tables (so an edited data file counts as a different spec).
+/// empirical tables (so an edited data file counts as a different spec),
+/// and, where an empirical law is resampled, a line saying so (see below).
 /// Written `sha256:HEX`.
 pub fn spec_hash(spec: &Spec, table: &[f32]) -> String {
     let mut h = Sha256::new();
@@ -212,6 +213,19 @@ pub fn spec_hash(spec: &Spec, table: &[f32]) -> String {
     h.update(b"\n# empirical table\n");
     for v in table {
         h.update(v.to_bits().to_le_bytes());
+    }
+    // `empirical(file=...)` was the interpolation between the sorted values
+    // until resampling became its default (`smooth=none`): a spec whose text
+    // has not changed but whose law has hashes differently, so a run of it
+    // from before is neither resumed nor merged with the new law. Specs
+    // without such a law keep their hashes.
+    let resampled = spec
+        .arrival
+        .iter()
+        .chain(&spec.service)
+        .any(|d| d.smoothing() == Some(crate::dist::Smoothing::None));
+    if resampled {
+        h.update(b"\n# empirical laws resampled\n");
     }
     let digest = h.finalize();
     let mut hex = String::with_capacity(71);

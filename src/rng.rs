@@ -91,10 +91,11 @@ impl Stream {
         ((self.next_u32() >> 8) + 1) as f32 * (1.0 / 16_777_216.0)
     }
 
-    /// Uniform on [0, 1): 24 random bits (bounded laws: uniform, empirical).
+    /// Uniform on [0, 1): 24 random bits (bounded laws: uniform, smoothed
+    /// empirical), [`closed0_of`] of the next word.
     #[inline(always)]
     pub fn uniform_closed0(&mut self) -> f32 {
-        (self.next_u32() >> 8) as f32 * (1.0 / 16_777_216.0)
+        closed0_of(self.next_u32())
     }
 
     /// The full-range uniform on [2^-65, 1) (see [`uniform_full_rare`]) and
@@ -217,8 +218,7 @@ impl<const N: usize> Lanes<N> {
 
     #[inline(always)]
     pub fn uniform_closed0(&mut self) -> [f32; N] {
-        self.next_u32()
-            .map(|x| (x >> 8) as f32 * (1.0 / 16_777_216.0))
+        self.next_u32().map(closed0_of)
     }
 
     /// [`Stream::uniform_full`] in every lane: the uniforms and each lane's
@@ -279,6 +279,13 @@ impl<const N: usize> Lanes<N> {
         }
         (u, last)
     }
+}
+
+/// The uniform on [0, 1) of one word: its top 24 bits, `(w >> 8) 2^-24`,
+/// exact in f32 (`uniform_closed0` in `shaders/rng.wgsl`).
+#[inline(always)]
+pub fn closed0_of(w: u32) -> f32 {
+    (w >> 8) as f32 * (1.0 / 16_777_216.0)
 }
 
 /// First words below this take the rare path of the full-range uniform.

@@ -17,7 +17,9 @@
 //!   ([`Lanes::uniform_full`]: one word, two with probability 2^-9), so the
 //!   draws reach the law's tail down to probability 2^-40 at full f32
 //!   resolution instead of stopping at 2^-24;
-//! - uniform and empirical laws (bounded) by inversion of a 24-bit uniform;
+//! - uniform laws and smoothed empirical laws (`smooth=linear`) by
+//!   inversion of a 24-bit uniform; resampled empirical laws (the default)
+//!   by an exact multiply-shift of one 32-bit word ([`resample_index`]);
 //! - the normal by Giles' single-precision `erfinv` ("Approximating the erfinv
 //!   function", GPU Computing Gems Jade, 2011) of a full-range uniform with a
 //!   random sign, plus a far-tail branch fitted for this project (see
@@ -502,7 +504,12 @@ impl<'a, const N: usize> Sampler<'a, N> {
             }
             LawKind::Empirical => {
                 let table = &self.table[law.offset as usize..(law.offset + law.n) as usize];
-                lanes!(self.streams.uniform_closed0(), |u| empirical(table, u))
+                let w = self.streams.next_u32();
+                if law.p[0] == 0.0 {
+                    lanes!(w, |w| resample(table, w))
+                } else {
+                    lanes!(w, |w| empirical(table, crate::rng::closed0_of(w)))
+                }
             }
         };
         lanes!(x, |x| (law.scale * x).max(law.lo).min(law.hi))
@@ -643,7 +650,28 @@ pub fn with_laws<V: LawsVisitor>(p: &PointParams, v: V) -> V::Output {
     }
 }
 
-/// Piecewise-linear inverse CDF through the sorted `table` at `u` ∈ [0, 1).
+/// `floor(w n / 2^32)`: the index of the table entry a word `w` resamples,
+/// in `[0, n)` for every `w` and exact (the WGSL twin forms the same integer
+/// from 16-bit halves). Index `i` takes `ceil((i + 1) 2^32 / n) − ceil(i
+/// 2^32 / n)` of the 2^32 words, so every index's probability is within
+/// 2^-32 of `1/n` and the index's CDF within 2^-32 of `i / n` everywhere.
+#[inline(always)]
+pub fn resample_index(w: u32, n: u32) -> u32 {
+    ((u64::from(w) * u64::from(n)) >> 32) as u32
+}
+
+/// One of the `table`'s values, each with probability `1/n` (to 2^-32,
+/// [`resample_index`]), for the word `w`: `empirical(file=...)`'s default
+/// (`smooth=none`, the bootstrap).
+#[inline(always)]
+fn resample(table: &[f32], w: u32) -> f32 {
+    let i = resample_index(w, table.len() as u32);
+    // SAFETY: i < n, the table's length.
+    unsafe { *table.get_unchecked(i as usize) }
+}
+
+/// Piecewise-linear inverse CDF through the sorted `table` at `u` ∈ [0, 1)
+/// (`smooth=linear`).
 #[inline(always)]
 fn empirical(table: &[f32], u: f32) -> f32 {
     let n = table.len() as u32;
@@ -766,6 +794,10 @@ mod tests {
                 n: 3,
                 ..law(LawKind::Empirical, [0.0; 4])
             },
+            Law {
+                n: 3,
+                ..law(LawKind::Empirical, [1.0, 0.0, 0.0, 0.0])
+            },
         ];
         let mut wide = Sampler::<8>::new(&p, std::array::from_fn(|l| l as u32 * 3), &table);
         let mut narrow: Vec<Sampler<1>> = (0..8)
@@ -864,9 +896,61 @@ mod tests {
         // (alpha, L, (L/H)^alpha, 1 − (L/H)^alpha)
         assert_mean(law(LawKind::Pareto, [2.0, 1.0, 0.01, 0.99]), 1.818_182, 1.4);
         assert_mean(law(LawKind::Uniform, [1.0, 2.0, 0.0, 0.0]), 2.0, 1.0 / 3.0);
+        // The table 1, 2, 4: resampled, mean 7/3 and variance 7 − 49/9;
+        // smoothed, segments [1, 2] and [2, 4], mean 2.25, E[X^2] 35/6.
         let mut emp = law(LawKind::Empirical, [0.0; 4]);
         emp.n = 3;
-        assert_mean(emp, 2.25, 0.8);
+        assert_mean(emp, 7.0 / 3.0, 14.0 / 9.0);
+        emp.p[0] = 1.0;
+        assert_mean(emp, 2.25, 35.0 / 6.0 - 2.25 * 2.25);
+    }
+
+    #[test]
+    fn resampling_draws_only_the_values_each_equally_often() {
+        // Each index takes floor or ceil of 2^32 / n words, in order: the
+        // index's CDF is within 2^-32 of i / n, for tables of every size.
+        for n in [
+            1u32,
+            2,
+            3,
+            7,
+            1000,
+            65_535,
+            65_536,
+            65_537,
+            1 << 24,
+            (1 << 24) + 1,
+        ] {
+            let first = |i: u32| ((u64::from(i) << 32).div_ceil(u64::from(n))) as u32;
+            for i in [0, 1, n / 3, n / 2, n - 1].into_iter().filter(|&i| i < n) {
+                let w = first(i);
+                assert_eq!(resample_index(w, n), i, "n {n}: first word of {i}");
+                if w > 0 {
+                    assert_eq!(resample_index(w - 1, n), i - 1, "n {n}: before {i}");
+                }
+            }
+            assert_eq!(resample_index(u32::MAX, n), n - 1, "n {n}");
+        }
+        let table = [0.5f32, 1.0, 3.0];
+        let emp = Law {
+            n: 3,
+            ..law(LawKind::Empirical, [0.0; 4])
+        };
+        let mut s = Sampler::<8>::new(
+            &PointParams::default(),
+            std::array::from_fn(|l| l as u32),
+            &table,
+        );
+        let mut counts = [0u32; 3];
+        for _ in 0..30_000 {
+            for x in s.draw(&emp) {
+                counts[table.iter().position(|&v| v == x).expect("a table value")] += 1;
+            }
+        }
+        // 240000 draws, 80000 of each value expected, sd 231: within 5 sd.
+        for c in counts {
+            assert!(c.abs_diff(80_000) < 1155, "{counts:?}");
+        }
     }
 
     #[test]

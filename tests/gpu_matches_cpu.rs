@@ -67,10 +67,17 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
         // alpha 1.5 on [0.3, 20]: p[2] = (0.3/20)^1.5, p[3] = 1 - p[2].
         law(LawKind::Pareto, 0, [1.5, 0.3, 1.837_117_3e-3, 0.998_162_9]),
         law(LawKind::Uniform, 0, [0.2, 1.2, 0.0, 0.0]),
+        // Empirical, resampled (p[0] = 0, the default) and smoothed
+        // (p[0] = 1, smooth=linear).
         Law {
             offset: 0,
             n: 6,
             ..law(LawKind::Empirical, 6, [0.0; 4])
+        },
+        Law {
+            offset: 0,
+            n: 6,
+            ..law(LawKind::Empirical, 6, [1.0, 0.0, 0.0, 0.0])
         },
     ];
     let mut params = Vec::new();
@@ -174,20 +181,23 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
             1,
         ));
     }
-    // A one-entry empirical table (the branch-free lookup's edge case).
-    params.push(point(
-        params.len() as u32,
-        exp_arr,
-        Law {
-            offset: 4,
-            n: 1,
-            ..law(LawKind::Empirical, 1, [0.0; 4])
-        },
-        Kernel::Lindley.code(),
-        Thinning::None.code(),
-        1,
-        1,
-    ));
+    // A one-entry empirical table (the branch-free lookup's edge case), in
+    // both modes.
+    for smooth in [0.0, 1.0] {
+        params.push(point(
+            params.len() as u32,
+            exp_arr,
+            Law {
+                offset: 4,
+                n: 1,
+                ..law(LawKind::Empirical, 1, [smooth, 0.0, 0.0, 0.0])
+            },
+            Kernel::Lindley.code(),
+            Thinning::None.code(),
+            1,
+            1,
+        ));
+    }
     // One-server replications long enough to be cut into segments (4 of
     // 5250 customers), run in turn and side by side.
     for (service, thinning, route_n) in [
@@ -297,4 +307,83 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
             "{memory:?} heap, segments {layout:?}: worst relative difference {worst:e}; histogram counts moved {moved}/{total}, largest cumulative gap {gap}"
         );
     }
+}
+
+/// Empirical laws draw no transcendental, so with a law of the same kind
+/// for arrivals (no `ln` or `exp` anywhere) the GPU's replications are the
+/// CPU's to the bit, histograms included: resampled (the default) and
+/// smoothed (`smooth=linear`), from a table of 1000 irregular values, on
+/// one server, behind thinning and at four servers.
+#[test]
+fn empirical_replications_are_the_cpus_to_the_bit() {
+    let Some(mut gpu) = common::gpu_or_skip("empirical_replications_are_the_cpus_to_the_bit")
+    else {
+        return;
+    };
+    // Services from 0.0005 to 0.5 (mean 0.2), scaled to load 0.8, after
+    // arrival gaps of mean 1.25 (both tables sorted).
+    let mut table: Vec<f32> = (0..1000u32)
+        .map(|i| 0.5 * ((i * 7919 % 1000) as f32 / 1000.0 + 0.0005).powf(1.5))
+        .collect();
+    table.sort_by(f32::total_cmp);
+    let gaps: Vec<f32> = (1..=1000u32).map(|i| 0.0025 * i as f32).collect();
+    table.extend(gaps);
+    let mut params = Vec::new();
+    for smooth in [0.0, 1.0] {
+        let service = Law {
+            offset: 0,
+            n: 1000,
+            ..law(LawKind::Empirical, 1000, [smooth, 0.0, 0.0, 0.0])
+        };
+        let arrival = Law {
+            offset: 1000,
+            n: 1000,
+            ..law(LawKind::Empirical, 1000, [smooth, 0.0, 0.0, 0.0])
+        };
+        for (kernel, thinning, servers, route_n, scale) in [
+            (Kernel::Lindley, Thinning::None, 1, 1, 5.0),
+            (Kernel::Lindley, Thinning::Random, 1, 3, 15.0),
+            (Kernel::Lindley, Thinning::EveryNth, 1, 3, 15.0),
+            (Kernel::KieferWolfowitz, Thinning::None, 4, 1, 20.0),
+        ] {
+            let service = Law { scale, ..service };
+            params.push(point(
+                params.len() as u32,
+                arrival,
+                service,
+                kernel.code(),
+                thinning.code(),
+                servers,
+                route_n,
+            ));
+        }
+    }
+    let reps = 16;
+    let (tiles, slots) = tiles_for_points(params.len() as u32, reps);
+    let batch = Batch {
+        params: &params,
+        tiles: &tiles,
+        table: &table,
+        slots,
+    };
+    let cpu = CpuEngine::new(2).run(&batch).unwrap();
+    let gpu = gpu.run(&batch).unwrap();
+    let mut offset = 0;
+    for t in &tiles {
+        for k in 0..t.rep_count as usize {
+            let (c, g) = (cpu.reps[offset + k], gpu.reps[offset + k]);
+            assert_eq!(c.status, 0);
+            assert_eq!(
+                bytemuck::bytes_of(&c),
+                bytemuck::bytes_of(&g),
+                "point {} rep {}:\n cpu {c:?}\n gpu {g:?}",
+                t.param_index,
+                t.rep_start as usize + k
+            );
+        }
+        offset += t.rep_count as usize;
+    }
+    assert!(cpu.hist == gpu.hist, "histograms differ");
+    // The queues did wait (the comparison covers the recursions).
+    assert!(cpu.reps.iter().all(|r| r.p_wait > 0.2), "{:?}", cpu.reps[0]);
 }

@@ -27,7 +27,8 @@ use qsweep::contract::{Law, LawKind, PointParams};
 use qsweep::dist::{Dist, Role};
 use qsweep::rng::{uniform_full_rare, FULL_RARE};
 use qsweep::sampling::{
-    fast_exp, fast_ln, ln_1m, lognormal_of, normal_abs, pareto_of, weibull_of, Sampler,
+    fast_exp, fast_ln, ln_1m, lognormal_of, normal_abs, pareto_of, resample_index, weibull_of,
+    Sampler,
 };
 
 mod common;
@@ -471,6 +472,9 @@ fn functions(@builtin(global_invocation_id) id: vec3<u32>) {
     test_out[FUNCTIONS * i + 3u] = fast_ln(t.u);
     // Arguments across exp's whole range, its clamps and the subnormal cut.
     test_out[FUNCTIONS * i + 4u] = fast_exp(200.0 * t.v - 110.0);
+    // The resampled index of word w2 in a table of 1 + w1 % (2^24 + 1)
+    // values (below 2^24 + 1, so exact as a float).
+    test_out[FUNCTIONS * i + 5u] = f32(resample_index(t.w2, 1u + t.w1 % 16777217u));
 }
 
 // DRAWS draws of law (invocation / REPS) from the stream of replication
@@ -494,7 +498,7 @@ fn draws(@builtin(global_invocation_id) id: vec3<u32>) {
 const REPS: u32 = 64;
 const DRAWS: u32 = 512;
 /// Outputs per input of the `functions` entry point.
-const FUNCTIONS: usize = 5;
+const FUNCTIONS: usize = 6;
 
 struct TestGpu {
     device: wgpu::Device,
@@ -640,7 +644,7 @@ fn gpu_samplers_give_the_cpu_values_and_draws() {
     // of every length, normal tails to 2^-65, ln(1 − v) on both sides of
     // its switch.
     let mut stream = qsweep::rng::Stream::new(5, 0, 0);
-    let inputs: Vec<[u32; 4]> = (0..4096u32)
+    let mut inputs: Vec<[u32; 4]> = (0..4096u32)
         .map(|i| {
             let w1 = match i % 24 {
                 0 => 0,
@@ -652,6 +656,24 @@ fn gpu_samplers_give_the_cpu_values_and_draws() {
             [w1, w2, u.min(1.0).to_bits(), v.to_bits()]
         })
         .collect();
+    // The resampled index's edge cases (words at the top of the range,
+    // tables of every length around 2^16 and 2^24), in the last inputs.
+    let n = inputs.len();
+    let edges = [
+        (16_777_216, u32::MAX),
+        (16_777_215, u32::MAX),
+        (16_777_214, u32::MAX - 1),
+        (65_535, 0xffff_0000),
+        (65_536, u32::MAX),
+        (65_534, 0x0001_ffff),
+        (0, u32::MAX),
+        (1, 0x8000_0000),
+        (2, 0xaaaa_aaaa),
+    ];
+    for (k, (w1, w2)) in edges.into_iter().enumerate() {
+        inputs[n - 1 - k][0] = w1;
+        inputs[n - 1 - k][1] = w2;
+    }
     let out = gpu.run(
         "functions",
         &[],
@@ -666,6 +688,13 @@ fn gpu_samplers_give_the_cpu_values_and_draws() {
         let (u, v) = (f32::from_bits(t[2]), f32::from_bits(t[3]));
         let got = &out[FUNCTIONS * i..FUNCTIONS * (i + 1)];
         assert_eq!(got[0], uniform_full_rare(t[0], t[1]), "words {t:x?}");
+        let table_len = 1 + t[0] % 16_777_217;
+        assert_eq!(
+            got[5],
+            resample_index(t[1], table_len) as f32,
+            "resample_index({:#x}, {table_len})",
+            t[1]
+        );
         let (z, l) = (normal_abs(u), ln_1m(v));
         let ez = (got[1] - z).abs() / z.abs().max(1e-30);
         let el = (got[2] - l).abs() / l.abs();
@@ -716,10 +745,13 @@ fn gpu_samplers_give_the_cpu_values_and_draws() {
     .iter()
     .map(|t| encode(&parse(t)))
     .collect();
-    laws.push(Law {
-        n: 6,
-        ..Law::unclamped(LawKind::Empirical, [0.0; 4])
-    });
+    // Empirical, resampled and smoothed (smooth=linear).
+    for smooth in [0.0, 1.0] {
+        laws.push(Law {
+            n: 6,
+            ..Law::unclamped(LawKind::Empirical, [smooth, 0.0, 0.0, 0.0])
+        });
+    }
     let n = laws.len() as u32 * REPS;
     let out = gpu.run("draws", &laws, &[], &table, n, (n * DRAWS) as usize);
     let p = PointParams {
@@ -745,6 +777,10 @@ fn gpu_samplers_give_the_cpu_values_and_draws() {
                     (c - g).abs() <= 1e-4 * c.abs().max(g.abs()),
                     "law {k} rep {rep} draw {d}: cpu {c} gpu {g}"
                 );
+                // No transcendental in an empirical draw: the CPU's bits.
+                if law.kind() == LawKind::Empirical {
+                    assert_eq!(c.to_bits(), g.to_bits(), "law {k} rep {rep} draw {d}");
+                }
             }
         }
         eprintln!("law {k}: worst relative difference {worst:e}");

@@ -22,6 +22,8 @@ pub fn law_loop_cost(law: &Law) -> u64 {
         | LawKind::Weibull
         | LawKind::Pareto
         | LawKind::Uniform
+        // Both modes of an empirical law are one word and one straight
+        // lookup (select, no branch), as the interpolation was alone.
         | LawKind::Empirical => 2,
     }
 }

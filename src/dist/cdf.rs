@@ -3,10 +3,11 @@
 //! Why this module exists: percentiles are what the study reports, so the
 //! exact `P(clamp(X) <= x)` and its inverse are needed to check the
 //! simulated tails and to describe the laws. Closed forms where they exist
-//! (exp, Weibull, bounded Pareto, uniform, empirical tables), else bisection
-//! on the CDF to full double precision.
+//! (exp, Weibull, bounded Pareto, uniform, empirical tables: a step function
+//! when resampled, piecewise linear when smoothed), else bisection on the CDF
+//! to full double precision.
 
-use super::{Dist, Shape};
+use super::{Dist, Shape, Smoothing};
 
 impl Dist {
     /// `P(clamp(X) <= x)`: the CDF of the law as sampled.
@@ -54,16 +55,22 @@ impl Dist {
                 }
             }
             Shape::Uniform { min, width } => ((x - min) / width).clamp(0.0, 1.0),
-            Shape::Empirical { values, scale } => {
+            Shape::Empirical {
+                values,
+                scale,
+                smooth,
+            } => {
+                // Binary search, so the sojourn bisection stays fast for
+                // tables of millions of values.
+                let n = values.len();
+                let k = values.partition_point(|&v| v * scale <= x);
+                if n == 1 || *smooth == Smoothing::None {
+                    // Resampled: a step of 1/n at each value.
+                    return k as f64 / n as f64;
+                }
                 // Piecewise linear through (v_i, i / (n − 1)): the segments
                 // wholly at or below x, plus the fraction of the one that
-                // holds x. Binary search, so the sojourn bisection stays
-                // fast for tables of millions of values.
-                let n = values.len();
-                if n == 1 {
-                    return if x >= values[0] * scale { 1.0 } else { 0.0 };
-                }
-                let k = values.partition_point(|&v| v * scale <= x);
+                // holds x.
                 let passed = k.saturating_sub(1);
                 let within = if (1..n).contains(&k) {
                     let (a, b) = (values[k - 1] * scale, values[k] * scale);
@@ -102,10 +109,26 @@ impl Dist {
                 (lo * (1.0 - p * c).powf(-1.0 / alpha)).clamp(*lo, *hi)
             }
             Shape::Uniform { min, width } => min + p * width,
-            Shape::Empirical { values, scale } => {
+            Shape::Empirical {
+                values,
+                scale,
+                smooth,
+            } => {
                 let n = values.len();
-                if n == 1 {
-                    return values[0] * scale;
+                if n == 1 || *smooth == Smoothing::None {
+                    // The k-th smallest value for the least k with
+                    // k / n >= p, k / n as `base_cdf` computes it: ceil(p n)
+                    // corrected by a step where p n rounded across an
+                    // integer (0.3 · 10 = 3.0000000000000004).
+                    let cdf = |k: usize| k as f64 / n as f64;
+                    let mut k = ((p * n as f64).ceil() as usize).clamp(1, n);
+                    while k > 1 && cdf(k - 1) >= p {
+                        k -= 1;
+                    }
+                    while k < n && cdf(k) < p {
+                        k += 1;
+                    }
+                    return values[k - 1] * scale;
                 }
                 let pos = p * (n - 1) as f64;
                 let i = (pos.floor() as usize).min(n - 2);

@@ -72,7 +72,7 @@ impl LawName {
             LawName::Weibull => &["shape", "scale", "mean", "median", "min", "max"],
             LawName::Pareto => &["alpha", "min", "max"],
             LawName::Uniform => &["min", "max"],
-            LawName::Empirical => &["file", "min", "max"],
+            LawName::Empirical => &["file", "smooth", "min", "max"],
         }
     }
 

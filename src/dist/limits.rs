@@ -26,7 +26,9 @@
 //!   sampler's parameters; with them it is exact down to the log-uniform
 //!   limit, `alpha = 1e-30`); for `gamma` and `erlang`, shape up to 1e6
 //!   (see [`MAX_GAMMA_SHAPE`]); for `empirical`, at most 2^24 + 1 values
-//!   (one 24-bit uniform per draw picks the segment).
+//!   (with `smooth=linear` one 24-bit uniform per draw picks the segment;
+//!   resampled, one 32-bit word picks the value, each with a probability
+//!   within `n 2^-32 <= 2^-8` of `1/n` relative).
 //!
 //! Where the first two limits fall, family by family (unclamped; clamps
 //! only move them out): hyperexp scv <= 1.49e6; lognormal scv <= 415
@@ -38,7 +40,7 @@
 //! their mean and scv (the `service_mean`/`service_scv` a run reports), and
 //! that the examples of the issue beyond them are refused.
 
-use super::{Dist, Shape};
+use super::{Dist, Shape, Smoothing};
 
 /// The fraction of `E[X^2]` that may come from draws above `x*`.
 pub const SECOND_MOMENT_TAIL: f64 = 1e-3;
@@ -51,7 +53,9 @@ pub const MIN_REACH: f64 = 1.0 / 72_057_594_037_927_936.0;
 /// test `d − d v^3 + d ln v^3` loses `d 2^-24` to cancellation in f32; the
 /// sampled scv is within 1e-4 of `1/shape` at 1e6 and off by 1% at 1e7.
 pub const MAX_GAMMA_SHAPE: f64 = 1e6;
-/// Most values of an empirical table: 2^24 + 1 (2^24 segments).
+/// Most values of an empirical table: 2^24 + 1 (2^24 segments when
+/// smoothed; resampled, each value's probability within 2^-8 of `1/n`,
+/// relative).
 pub const MAX_EMPIRICAL_VALUES: usize = (1 << 24) + 1;
 
 impl Dist {
@@ -84,10 +88,17 @@ impl Dist {
                      {MAX_GAMMA_SHAPE:e}"
                 ));
             }
-            Shape::Empirical { values, .. } if values.len() > MAX_EMPIRICAL_VALUES => {
+            Shape::Empirical { values, smooth, .. } if values.len() > MAX_EMPIRICAL_VALUES => {
+                let why = match smooth {
+                    Smoothing::Linear => "a 24-bit uniform resolves into segments",
+                    Smoothing::None => {
+                        "one 32-bit word resamples with each value's probability within 2^-8 \
+                         of 1/n"
+                    }
+                };
                 return Err(format!(
-                    "{} values is more than the 2^24 + 1 = {MAX_EMPIRICAL_VALUES} a 24-bit \
-                     uniform resolves; expected at most {MAX_EMPIRICAL_VALUES} values",
+                    "{} values is more than the 2^24 + 1 = {MAX_EMPIRICAL_VALUES} {why}; \
+                     expected at most {MAX_EMPIRICAL_VALUES} values",
                     values.len()
                 ));
             }

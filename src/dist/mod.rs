@@ -14,9 +14,9 @@
 //! is `clamp(scale * base, lo, hi)`, so `mean()` is `E[clamp(X, lo, hi)]`.
 //! Where a clamp cuts the support the moments come from closed-form partial
 //! moments (regularized incomplete gamma for the gamma family and Weibull,
-//! the normal CDF for the lognormal, exact per-segment integrals for
-//! empirical tables), accurate to about 1e-13 relative; the test module checks
-//! them against brute-force quadrature.
+//! the normal CDF for the lognormal, exact sums over the values or the
+//! segments of empirical tables), accurate to about 1e-13 relative; the
+//! test module checks them against brute-force quadrature.
 //!
 //! The same parser serves both axes of a study, with one difference:
 //! - a **service** law fixes its own scale (`mean=`, `rate=`, `value=`,
@@ -131,12 +131,38 @@ enum Shape {
         min: f64,
         width: f64,
     },
-    /// Piecewise-linear inverse CDF through the sorted `values` (already
-    /// rounded to f32, as the engines see them), times `scale`.
+    /// The sorted `values` (already rounded to f32, as the engines see
+    /// them), times `scale`: resampled (each draw one of the `n` values,
+    /// each with probability `1/n`), or with `smooth=linear` the
+    /// piecewise-linear inverse CDF through them.
     Empirical {
         values: Arc<[f64]>,
         scale: f64,
+        smooth: Smoothing,
     },
+}
+
+/// How an `empirical(file=...)` law draws from its values (`smooth=`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Smoothing {
+    /// `smooth=none`, the default: the bootstrap. Each draw is one of the
+    /// observed values, each with probability `1/n`, so the law's moments
+    /// are the sample's.
+    None,
+    /// `smooth=linear`: the piecewise-linear inverse CDF through the sorted
+    /// values (`n − 1` segments, each with probability `1/(n − 1)`, spread
+    /// uniformly), a continuous law between the smallest and largest value.
+    Linear,
+}
+
+impl Smoothing {
+    /// The value of `smooth=` that names it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Smoothing::None => "none",
+            Smoothing::Linear => "linear",
+        }
+    }
 }
 
 /// A parsed law: what the user wrote, its absolute parameters and its clamps.
@@ -168,6 +194,15 @@ impl Dist {
     /// read), so a run can refuse to write over its own input.
     pub fn data_file(&self) -> Option<&std::path::Path> {
         self.data_file.as_deref()
+    }
+
+    /// How an empirical law draws from its values (`smooth=`); `None` for
+    /// the other laws.
+    pub fn smoothing(&self) -> Option<Smoothing> {
+        match self.shape {
+            Shape::Empirical { smooth, .. } => Some(smooth),
+            _ => None,
+        }
     }
 
     /// The role this law was parsed for.
@@ -265,9 +300,14 @@ impl Dist {
                 min: min * c,
                 width: width * c,
             },
-            Shape::Empirical { values, scale } => Shape::Empirical {
+            Shape::Empirical {
+                values,
+                scale,
+                smooth,
+            } => Shape::Empirical {
                 values: values.clone(),
                 scale: scale * c,
+                smooth: *smooth,
             },
         };
         Dist {
@@ -281,7 +321,8 @@ impl Dist {
     }
 
     /// The f32 record the engines sample from (see [`Law`]). Empirical laws
-    /// append their sorted values to `table` and point at them.
+    /// append their sorted values to `table` and point at them, `p[0]`
+    /// saying how they are drawn ([`Smoothing`]).
     pub fn to_law(&self, table: &mut Vec<f32>) -> Law {
         let mut law = Law {
             scale: 1.0,
@@ -349,11 +390,19 @@ impl Dist {
                 law.p[0] = f(*min);
                 law.p[1] = f(*width);
             }
-            Shape::Empirical { values, scale } => {
+            Shape::Empirical {
+                values,
+                scale,
+                smooth,
+            } => {
                 law.kind = LawKind::Empirical.code();
                 law.n = values.len() as u32;
                 law.offset = table.len() as u32;
                 law.scale = f(*scale);
+                law.p[0] = match smooth {
+                    Smoothing::None => 0.0,
+                    Smoothing::Linear => 1.0,
+                };
                 table.extend(values.iter().map(|&v| v as f32));
             }
         }
@@ -387,7 +436,7 @@ impl Dist {
             Shape::Det { value } => (*value, *value),
             Shape::Pareto { lo, hi, .. } => (*lo, *hi),
             Shape::Uniform { min, width } => (*min, min + width),
-            Shape::Empirical { values, scale } => {
+            Shape::Empirical { values, scale, .. } => {
                 (values[0] * scale, values[values.len() - 1] * scale)
             }
             _ => (0.0, f64::INFINITY),

@@ -6,13 +6,14 @@
 //! computed in one place, in closed form: raw moments of the base law, and
 //! where a clamp cuts the support, partial moments from the regularized
 //! incomplete gamma function (gamma family, Weibull), the normal CDF
-//! (lognormal) or exact per-segment integrals (empirical tables). The tests
-//! check them against brute-force quadrature.
+//! (lognormal) or exact sums over an empirical table's values (resampled)
+//! or segments (`smooth=linear`). The tests check them against brute-force
+//! quadrature.
 
 use crate::analytic::{Family, LawMoments};
 
 use super::special::{gamma_fn, gamma_pq, normal_cdf_pair};
-use super::{Dist, Shape};
+use super::{Dist, Shape, Smoothing};
 
 impl Dist {
     /// `E[X]` of the law as sampled, clamps included.
@@ -74,9 +75,11 @@ impl Dist {
     fn moment(&self, j: i32) -> f64 {
         match &self.shape {
             Shape::Det { value } => value.clamp(self.lo, self.hi).powi(j),
-            Shape::Empirical { values, scale } => {
-                empirical_moment(values, *scale, self.lo, self.hi, j)
-            }
+            Shape::Empirical {
+                values,
+                scale,
+                smooth,
+            } => empirical_moment(values, *scale, *smooth, self.lo, self.hi, j),
             _ if !self.is_clamped() => self.raw_moment(j),
             _ => {
                 // E[clamp(X)^j] = lo^j F(lo) + E[X^j; lo < X <= hi] + hi^j (1 - F(hi)).
@@ -123,9 +126,11 @@ impl Dist {
                 1 => min + width / 2.0,
                 _ => min * min + min * width + width * width / 3.0,
             },
-            Shape::Empirical { values, scale } => {
-                empirical_moment(values, *scale, 0.0, f64::INFINITY, j)
-            }
+            Shape::Empirical {
+                values,
+                scale,
+                smooth,
+            } => empirical_moment(values, *scale, *smooth, 0.0, f64::INFINITY, j),
         }
     }
 
@@ -178,13 +183,17 @@ impl Dist {
     }
 }
 
-/// `E[clamp(s V)^j]` for the piecewise-linear inverse-CDF law through the
-/// sorted `values`: each of the `n - 1` segments `[a, b]` carries probability
-/// `1/(n-1)` spread uniformly, so the moments are exact averages of
-/// per-segment uniform moments (`(a+b)/2`, `(a^2+ab+b^2)/3` unclamped).
-fn empirical_moment(values: &[f64], s: f64, lo: f64, hi: f64, j: i32) -> f64 {
-    if values.len() == 1 {
-        return (values[0] * s).clamp(lo, hi).powi(j);
+/// `E[clamp(s V)^j]` for the law of the sorted `values`. Resampled, each
+/// value has probability `1/n` (the engines' index is within `2^-32` of it,
+/// see `sampling::resample_index`): the sample moments of the clamped values.
+/// Smoothed (`smooth=linear`, the piecewise-linear inverse CDF), each of the
+/// `n - 1` segments `[a, b]` carries probability `1/(n-1)` spread uniformly,
+/// so the moments are exact averages of per-segment uniform moments
+/// (`(a+b)/2`, `(a^2+ab+b^2)/3` unclamped).
+fn empirical_moment(values: &[f64], s: f64, smooth: Smoothing, lo: f64, hi: f64, j: i32) -> f64 {
+    if values.len() == 1 || smooth == Smoothing::None {
+        let sum: f64 = values.iter().map(|v| (v * s).clamp(lo, hi).powi(j)).sum();
+        return sum / values.len() as f64;
     }
     let sum: f64 = values
         .windows(2)

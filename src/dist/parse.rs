@@ -12,7 +12,7 @@ use std::path::Path;
 
 use super::empirical::load_empirical;
 use super::special::gamma_fn;
-use super::{Dist, DistError, LawName, Role, Shape, LAW_NAMES};
+use super::{Dist, DistError, LawName, Role, Shape, Smoothing, LAW_NAMES};
 
 /// Keys that fix a law's scale; arrival laws may not use them.
 const SCALE_KEYS: [&str; 5] = ["mean", "rate", "value", "scale", "median"];
@@ -332,9 +332,11 @@ impl<'a> Args<'a> {
             }
             LawName::Empirical => {
                 let file = self.raw("file").ok_or_else(|| self.needs("file="))?;
+                let smooth = self.smoothing()?;
                 Shape::Empirical {
                     values: load_empirical(self.role, file, base_dir)?.into(),
                     scale: 1.0,
+                    smooth,
                 }
             }
         };
@@ -368,6 +370,21 @@ impl<'a> Args<'a> {
             self.raw("max").unwrap_or("?"),
             self.raw("min").unwrap_or("0")
         ))
+    }
+
+    /// `smooth=` of an empirical law: `none` (resampling, the default) or
+    /// `linear`.
+    fn smoothing(&self) -> Result<Smoothing, DistError> {
+        const ALL: [Smoothing; 2] = [Smoothing::None, Smoothing::Linear];
+        let Some(raw) = self.raw("smooth") else {
+            return Ok(Smoothing::None);
+        };
+        ALL.into_iter().find(|s| s.as_str() == raw).ok_or_else(|| {
+            self.err(format!(
+                "smooth must be none (resample the values, the default) or linear \
+                 (interpolate between the sorted values), got '{raw}'"
+            ))
+        })
     }
 
     fn integer(&self, key: &str) -> Result<u32, DistError> {

@@ -402,7 +402,10 @@ fn to_law_encodes_per_contract() {
     let a = arr(&format!("empirical(file={})", path.display())).with_mean(4.5);
     let mut t2 = Vec::new();
     let l = a.to_law(&mut t2);
-    assert_eq!((t2, l.scale), (vec![1.0, 2.0, 4.0], 2.0));
+    assert_eq!(
+        (t2, l.scale),
+        (vec![1.0, 2.0, 4.0], (4.5 * 3.0 / 7.0) as f32)
+    );
     // Arrival parametric laws carry absolute parameters with scale 1.
     let l = arr("weibull(shape=0.5)")
         .with_mean(2.0)
@@ -434,7 +437,8 @@ fn arrival_laws_take_shape_only_and_have_mean_one() {
         ("gamma(shape=0.5)", 2.0),
         ("pareto(alpha=1.5,min=1,max=100)", pareto_svc.scv()),
         ("uniform(min=1,max=3)", 1.0 / 12.0),
-        (&emp_text, 35.0 / 6.0 / 2.25 / 2.25 - 1.0),
+        // Resampled 1, 2, 4: E[X^2] / E[X]^2 − 1 = 7 / (7/3)^2 − 1 = 2/7.
+        (&emp_text, 2.0 / 7.0),
     ];
     for (text, scv) in cases {
         let d = arr(text);
@@ -573,10 +577,94 @@ fn every_error_class_has_its_own_message() {
 }
 
 #[test]
+fn empirical_files_are_resampled_by_default() {
+    // The issue's file: nine 1s and one 100. Each draw is one of the ten
+    // values, so the law's moments are the sample's: mean 10.9 (the
+    // interpolation between the sorted values had 6.5), E[X^2] =
+    // (9 + 10^4)/10.
+    let text = "1\n1\n1\n1\n1\n1\n1\n1\n1\n100\n";
+    let d = empirical("nine-ones.txt", text, "");
+    let named = empirical("nine-ones-none.txt", text, ",smooth=none");
+    assert_eq!((d.mean(), named.mean()), (10.9, 10.9));
+    assert_eq!(d.second_moment(), 1000.9);
+    close(d.scv(), 1000.9 / (10.9 * 10.9) - 1.0, 1e-14);
+    let linear = empirical("nine-ones-linear.txt", text, ",smooth=linear");
+    close(linear.mean(), 6.5, 1e-15);
+    // A step CDF: 9/10 at 1, 1 at 100; the quantile the least value whose
+    // CDF reaches p.
+    assert_eq!(
+        (d.cdf(0.99), d.cdf(1.0), d.cdf(99.0), d.cdf(100.0)),
+        (0.0, 0.9, 0.9, 1.0)
+    );
+    for (p, x) in [
+        (0.0, 1.0),
+        (0.5, 1.0),
+        (0.9, 1.0),
+        (0.900_001, 100.0),
+        (1.0, 100.0),
+    ] {
+        assert_eq!(d.quantile(p), x, "p = {p}");
+    }
+    // k / n exactly at a step, where p n rounds above the integer
+    // (0.3 · 10 = 3.0000000000000004): the third value, not the fourth.
+    let ten = empirical("ten.txt", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n", "");
+    for k in 1..=10 {
+        let p = f64::from(k) / 10.0;
+        assert_eq!(ten.quantile(p), f64::from(k), "p = {p}");
+        assert_eq!(ten.cdf(ten.quantile(p)), p, "p = {p}");
+        assert_eq!(ten.quantile(p - 1e-9), f64::from(k), "p = {p} - 1e-9");
+        if k < 10 {
+            assert_eq!(ten.quantile(p + 1e-9), f64::from(k + 1), "p = {p} + 1e-9");
+        }
+    }
+    // Clamped: the sample moments of the clamped values.
+    let c = empirical("clamped-r.txt", "1\n2\n4\n", ",min=1.5,max=3");
+    assert!(c.is_clamped());
+    close(c.mean(), (1.5 + 2.0 + 3.0) / 3.0, 1e-15);
+    close(c.second_moment(), (2.25 + 4.0 + 9.0) / 3.0, 1e-15);
+    assert_eq!(
+        (c.cdf(1.49), c.cdf(1.5), c.cdf(2.0), c.cdf(3.0)),
+        (0.0, 1.0 / 3.0, 2.0 / 3.0, 1.0)
+    );
+    // Brute force over the quantile function (midpoint rule in p, exact for
+    // steps at multiples of 1/3 and 1/10).
+    for dd in [&d, &c, &ten] {
+        let n = 600_000;
+        let (mut s1, mut s2) = (0.0, 0.0);
+        for i in 0..n {
+            let x = dd.quantile((i as f64 + 0.5) / n as f64);
+            s1 += x;
+            s2 += x * x;
+        }
+        close(dd.mean(), s1 / n as f64, 1e-10);
+        close(dd.second_moment(), s2 / n as f64, 1e-10);
+    }
+    // Encoded for the engines: p[0] says how they draw.
+    let mut table = Vec::new();
+    assert_eq!(d.to_law(&mut table).p, [0.0; 4]);
+    assert_eq!(linear.to_law(&mut table).p, [1.0, 0.0, 0.0, 0.0]);
+    // Rescaled (an arrival law), the mode is kept.
+    assert_eq!(linear.with_mean(2.0).to_law(&mut table).p[0], 1.0);
+    close(linear.with_mean(2.0).mean(), 2.0, 1e-15);
+    close(d.with_mean(2.0).scv(), d.scv(), 1e-13);
+    // Any other value of smooth= is refused in one line.
+    let path = temp_file("smooth-bad.txt", "1\n2\n");
+    assert_eq!(
+        svc_err(&format!("empirical(file={},smooth=cubic)", path.display())),
+        "service: empirical: smooth must be none (resample the values, the default) or \
+         linear (interpolate between the sorted values), got 'cubic'"
+    );
+}
+
+#[test]
 fn empirical_files() {
     // Exact moments of the piecewise-linear law through 1, 2, 4:
     // segments [1,2] and [2,4]: E[X] = (1.5 + 3)/2, E[X^2] = (7/3 + 28/3)/2.
-    let d = empirical("tiny.txt", "# a comment\n\n4\n  1  \n2\r\n", "");
+    let d = empirical(
+        "tiny.txt",
+        "# a comment\n\n4\n  1  \n2\r\n",
+        ",smooth=linear",
+    );
     assert_eq!(d.name(), "empirical");
     assert_eq!(d.mean(), 2.25);
     close(d.second_moment(), 35.0 / 6.0, 1e-15);
@@ -588,7 +676,7 @@ fn empirical_files() {
     }
     // Clamped to [1.5, 3]: segment 1 gives (0.5 * 1.5 + (2^2 - 1.5^2)/2) = 1.625,
     // segment 2 gives ((3^2 - 2^2)/2 + 1 * 3)/2 = 2.75.
-    let c = empirical("tiny-c.txt", "1\n2\n4\n", ",min=1.5,max=3");
+    let c = empirical("tiny-c.txt", "1\n2\n4\n", ",min=1.5,max=3,smooth=linear");
     assert!(c.is_clamped());
     close(c.mean(), (1.625 + 2.75) / 2.0, 1e-15);
     // Brute force over the quantile function (midpoint rule in p).
@@ -609,7 +697,11 @@ fn empirical_files() {
     let one = empirical("one.txt", "3\n", "");
     assert_eq!((one.mean(), one.scv(), one.quantile(0.3)), (3.0, 0.0, 3.0));
     // Zeros are allowed alongside positive values.
-    assert_eq!(empirical("zeros.txt", "0\n0\n2\n", "").mean(), 0.5);
+    assert_eq!(
+        empirical("zeros.txt", "0\n0\n2\n", ",smooth=linear").mean(),
+        0.5
+    );
+    assert_eq!(empirical("zeros-r.txt", "0\n0\n3\n", "").mean(), 1.0);
     // Relative paths resolve against the base directory.
     let path = temp_file("rel.txt", "1\n3\n");
     let dir = path.parent().unwrap();
@@ -802,6 +894,10 @@ fn bounded_pareto_special_cases_are_continuous() {
 fn with_mean_keeps_the_shape() {
     let path = temp_file("wm.txt", "0.5\n1\n7\n");
     let emp = format!("empirical(file={},min=0.8,max=5)", path.display());
+    let emp_linear = format!(
+        "empirical(file={},min=0.8,max=5,smooth=linear)",
+        path.display()
+    );
     for text in [
         "exp(mean=1)",
         "det(value=3)",
@@ -815,6 +911,7 @@ fn with_mean_keeps_the_shape() {
         "uniform(min=2,max=5)",
         "gamma(shape=2,mean=1,min=0.5,max=3)",
         emp.as_str(),
+        emp_linear.as_str(),
     ] {
         let d = svc(text);
         for m in [1e-3, 0.3333, 7.5, 1e3] {
@@ -838,8 +935,10 @@ fn with_mean_keeps_the_shape() {
 
 #[test]
 fn quantile_inverts_cdf() {
+    // A continuous CDF (the resampled empirical law's steps are checked in
+    // empirical_files_are_resampled_by_default).
     let path = temp_file("q.txt", "0.5\n1\n7\n");
-    let emp = format!("empirical(file={})", path.display());
+    let emp = format!("empirical(file={},smooth=linear)", path.display());
     for text in [
         "exp(mean=2)",
         "erlang(k=4,mean=2)",
@@ -1042,6 +1141,7 @@ fn law_moments_match_the_name_based_mapping() {
     let path = temp_file("lm.txt", "0.5\n1\n7\n");
     let emp = format!("empirical(file={})", path.display());
     let emp_clamped = format!("empirical(file={},min=0.8,max=5)", path.display());
+    let emp_linear = format!("empirical(file={},smooth=linear)", path.display());
     let service = [
         "exp(mean=0.5)",
         "exp(mean=1,max=2)",
@@ -1059,6 +1159,7 @@ fn law_moments_match_the_name_based_mapping() {
         "uniform(min=1,max=3)",
         emp.as_str(),
         emp_clamped.as_str(),
+        emp_linear.as_str(),
     ];
     let mut seen = Vec::new();
     for text in service {
@@ -1104,8 +1205,8 @@ fn empirical_cdf_by_binary_search_equals_the_segment_sum() {
     }
     // Ties included (a step in the CDF), and the table's own values.
     let text = "0.5\n1\n1\n1\n2.5\n3\n3\n7.25\n9\n";
-    let d = empirical("ties.txt", text, "").with_mean(2.0);
-    let Shape::Empirical { values, scale } = &d.shape else {
+    let d = empirical("ties.txt", text, ",smooth=linear").with_mean(2.0);
+    let Shape::Empirical { values, scale, .. } = &d.shape else {
         panic!("empirical")
     };
     let mut xs: Vec<f64> = values.iter().map(|v| v * scale).collect();
