@@ -1,6 +1,8 @@
 """Progress of ``qsweep.run`` on Python's stderr (so a notebook shows it).
 
-With tqdm installed: a bar (points done, customers/s, ETA) - a notebook
+With tqdm installed: a bar of customers simulated out of those planned
+(so it moves with the work, not by points of very different sizes), with
+the points done, customers/s and ETA - a notebook
 widget when running in Jupyter with ipywidgets, tqdm's text bar otherwise.
 Without tqdm: one line per finished point, as ``qsweep run`` writes to a log.
 Notes and warnings print above the bar. The Rust side calls these methods
@@ -51,8 +53,9 @@ class Reporter:
         if not self.quiet:
             self._say(msg)
 
-    def start(self, total: int, done: int) -> None:
-        """The run starts: ``total`` points, ``done`` of them kept from before."""
+    def start(self, total: int, done: int, planned: float = 0.0) -> None:
+        """The run starts: ``total`` points, ``done`` of them kept from
+        before, ``planned`` customers to simulate for the rest."""
         self.total, self.done = total, done
         self.started = time.monotonic()
         if not self.progress:
@@ -60,13 +63,14 @@ class Reporter:
         cls = _bar_class()
         if cls is not None:
             self.bar = cls(
-                total=total,
-                initial=done,
-                unit="point",
+                total=planned if planned > 0 else None,
+                unit=" customers",
+                unit_scale=True,
                 desc="qsweep",
                 file=sys.stderr,
                 dynamic_ncols=True,
             )
+            self.bar.set_postfix_str(f"{done}/{total} points", refresh=False)
 
     def rate(self) -> float:
         """Customers per second of wall time so far."""
@@ -77,8 +81,8 @@ class Reporter:
         self.done += 1
         self.customers += customers
         if self.bar is not None:
-            self.bar.set_postfix_str(f"{self.rate():.3e} customers/s", refresh=False)
-            self.bar.update(1)
+            self.bar.set_postfix_str(f"{self.done}/{self.total} points", refresh=False)
+            self.bar.update(customers)
         elif self.progress:
             self._say(f"[{self.done}/{self.total}] {line}")
 

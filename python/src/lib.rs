@@ -139,10 +139,12 @@ type Table = (Vec<String>, Vec<Vec<String>>);
 enum Event {
     /// A line for standard error (notes, the backend chosen, warnings).
     Note(String),
-    /// Points this CSV will hold, and those it holds already (resumed).
+    /// Points this CSV will hold, and those it holds already (resumed);
+    /// the customers planned for the points to run (warm-up included).
     Start {
         total: u64,
         done: u64,
+        planned: f64,
     },
     /// A point finished: its one-line summary and customers simulated.
     Point {
@@ -187,9 +189,18 @@ fn simulate(
     let first_label = engine.label();
     let todo = session.begin(&first_label, &say)?;
     say(&session.banner());
+    // As `qsweep run`'s progress: customers, so the bar moves with the work.
+    let planned: f64 = todo
+        .iter()
+        .map(|p| {
+            f64::from(qsweep::run::rounds::first_round(p, run.reps))
+                * qsweep::run::rounds::rep_customers(p)
+        })
+        .sum();
     let _ = tx.send(Event::Start {
         total: session.in_file,
         done: session.done_before,
+        planned,
     });
 
     let can_fall_back = run.backend == Backend::Auto && first_label != "cpu";
@@ -238,7 +249,11 @@ fn simulate(
 fn report(reporter: &Bound<'_, PyAny>, ev: Event) -> PyResult<()> {
     match ev {
         Event::Note(msg) => reporter.call_method1("note", (msg,))?,
-        Event::Start { total, done } => reporter.call_method1("start", (total, done))?,
+        Event::Start {
+            total,
+            done,
+            planned,
+        } => reporter.call_method1("start", (total, done, planned))?,
         Event::Point { line, customers } => reporter.call_method1("point", (line, customers))?,
         Event::Done(_) => return Ok(()),
     };

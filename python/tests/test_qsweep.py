@@ -397,3 +397,37 @@ def test_the_readme_example_raises_no_wide_ci_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error", qsweep.QsweepWarning)
         exec(compile(code, "README.md", "exec"), {})
+
+
+def test_the_progress_bar_counts_customers(monkeypatch):
+    """The bar moves by customers simulated out of those planned, not by
+    points (issue 26): a small point and a large one are not one step each."""
+    from qsweep import _progress
+
+    bars = []
+
+    class Bar:
+        def __init__(self, total=None, unit="", **kw):
+            self.total, self.unit, self.n = total, unit, 0.0
+            bars.append(self)
+
+        def update(self, k):
+            self.n += k
+
+        def set_postfix_str(self, s, refresh=True):
+            self.postfix = s
+
+        def write(self, msg, file=None):
+            pass
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(_progress, "_bar_class", lambda: Bar)
+    qsweep.run(routing="random", servers=[1, 2], rho=0.5, service="exp(mean=1)",
+               reps=8, customers=1000, warmup=100, backend="cpu")
+    (bar,) = bars
+    assert bar.unit.strip() == "customers"
+    # 2 points × 8 replications × 1100 customers (warm-up included).
+    assert bar.total == 2 * 8 * 1100, bar.total
+    assert bar.n == bar.total and bar.postfix == "2/2 points"
