@@ -384,7 +384,7 @@ pub struct RangeUse {
     /// A wait percentile, a bound of its CI, or `p99_sojourn` (through the
     /// waits it convolves) came from the overflow bin.
     pub overflow: bool,
-    /// A wait percentile came from the underflow bin.
+    /// A wait percentile came from the underflow bin, its CI above 0.
     pub underflow: bool,
 }
 
@@ -681,7 +681,11 @@ pub fn point_stats(
         let ci = wait_percentile_ci(q, est, &batches, &pooled, scale, max_wait);
         wait_pct[k] = est;
         wait_pct_ci95[k] = ci.map(|c| c.half_width(est));
-        hist_range.underflow |= est > 0.0 && est < bottom;
+        // A percentile whose CI reaches 0 (at the zero atom: the median of
+        // a queue with P(wait > 0) near 1/2) is indistinguishable from 0 at
+        // any range; simulating the point again would double its cost for
+        // nothing (issue 25).
+        hist_range.underflow |= est > 0.0 && est < bottom && ci.is_none_or(|c| c.lo > 0.0);
         hist_range.overflow |= est >= top || ci.is_some_and(|c| c.hi >= top);
     }
     let max_sojourn = reps

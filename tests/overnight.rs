@@ -728,6 +728,82 @@ fn progress_customers(line: &str) -> Option<f64> {
     field.split(' ').next()?.parse().ok()
 }
 
+/// Issue 25: under `--precision` the progress line said about twice the
+/// customers the CSV holds (1.93e10 of 2.00e10 planned while far less was
+/// run): a median at the zero atom (M/M/1 at ρ = 0.5, P(wait > 0) = 1/2)
+/// fell in the histogram's underflow bin, and the point was simulated again
+/// whole, work the progress counted and the CSV does not show. No progress
+/// line now says more customers, done or planned, than the CSV's
+/// replications × customers.
+#[test]
+fn precision_progress_never_counts_more_customers_than_the_csv_holds() {
+    let dir = tempdir();
+    let d = dir.path();
+    let mut child = Command::new(BIN)
+        .args([
+            "run",
+            "--backend",
+            "cpu",
+            "-j",
+            "2",
+            "--routing",
+            "random",
+            "--servers",
+            "1",
+            "--rho",
+            "0.5",
+            "--service",
+            "exp(mean=1)",
+            "--reps",
+            "16",
+            "--customers",
+            "200000",
+            "--warmup",
+            "0",
+            "--seed",
+            "10",
+            "--precision",
+            "0.002",
+            "-o",
+            "p.csv",
+        ])
+        .current_dir(d)
+        .env("QSWEEP_PROGRESS_SECONDS", "0.02")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = stderr_lines(&mut child);
+    assert!(child.wait().unwrap().success());
+    let all: Vec<String> = lines.iter().collect();
+    let r = rows(&d.join("p.csv"));
+    let col = |name: &str| COLUMNS.iter().position(|h| *h == name).unwrap();
+    let customers = |row: &Vec<String>| {
+        let n: f64 = row[col("reps")].parse().unwrap();
+        let c: f64 = row[col("customers")].parse().unwrap();
+        let w: f64 = row[col("warmup")].parse().unwrap();
+        n * (c + w)
+    };
+    let in_csv: f64 = r.iter().map(customers).sum();
+    let mut seen = 0;
+    for line in &all {
+        let Some(rest) = line.strip_prefix("qsweep: progress: ") else {
+            continue;
+        };
+        let field = rest.split(" · ").nth(1).unwrap();
+        let words: Vec<&str> = field.split(' ').collect();
+        let (done, planned): (f64, f64) = (words[0].parse().unwrap(), words[2].parse().unwrap());
+        // Three significant digits.
+        assert!(
+            done <= in_csv * 1.005 && planned <= in_csv * 1.005,
+            "{line}: the CSV holds {in_csv:e} customers\n{all:#?}"
+        );
+        seen += 1;
+    }
+    assert!(seen >= 3, "{all:#?}");
+}
+
 /// One point of 2 × (2^32 − 1) customers: hours of work in one replication
 /// pair, hence in one engine call.
 fn enormous(backend: &str, out: &str) -> Vec<String> {

@@ -24,7 +24,9 @@
 //!   round's batches as extra sections instead would mix batch quantiles of
 //!   different variances in one t interval.
 //! - Histogram range: when a point's reported percentiles (or their CI
-//!   bounds) fall in the histogram's overflow or underflow bin, every
+//!   bounds) fall in the histogram's overflow or underflow bin (but not a
+//!   percentile whose CI reaches 0, which no range resolves: see
+//!   [`stats::RangeUse`]), every
 //!   replication so far is simulated again, dealt to the same sections, with
 //!   the range [`stats::rescaled`] picks (a power-of-two multiple of the
 //!   service mean): the streams do not depend on the range, so the same
@@ -1236,6 +1238,37 @@ mod tests {
                 assert_eq!(big.calls, [6 * 37]);
             }
         }
+    }
+
+    /// Issue 25: M/M/1 at ρ = 0.5 has P(wait > 0) = 1/2, so its median
+    /// wait is 0 or, where a run has slightly more than half its customers
+    /// wait, a tiny wait in the histogram's underflow bin, whose CI reaches
+    /// 0. That simulated every replication of the point again (this seed:
+    /// all 304 once more), twice the work the CSV row shows; the progress
+    /// line counted it and said 2× what the CSV holds.
+    /// No range resolves such a median: each replication runs once.
+    #[test]
+    fn a_median_at_the_zero_atom_does_not_simulate_the_point_again() {
+        let s = spec(|a| {
+            a.axes.routing = vec!["random".into()];
+            a.axes.servers = vec!["1".into()];
+            a.axes.rho = vec!["0.5".into()];
+            a.reps = Some("16".into());
+            a.customers = Some("200000".into());
+            a.warmup = Some("0".into());
+            a.seed = Some("10".into());
+            a.precision = Some("0.002".into());
+        });
+        let mut e = Whole::new(2);
+        let got = run(&s, &mut e, None);
+        let stats = &got[0].1;
+        assert!(stats.wait_pct[crate::stats::P50] < 1e-3, "{stats:?}");
+        assert_eq!(
+            e.calls.iter().sum::<usize>(),
+            stats.reps,
+            "replications simulated, in calls {:?}, against those reported",
+            e.calls
+        );
     }
 
     #[test]
