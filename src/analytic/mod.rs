@@ -70,7 +70,9 @@
 
 mod approximations;
 mod erlang;
+pub mod finite;
 mod gi_m_1;
+pub mod impatience;
 mod mg1;
 mod seed;
 mod stream;
