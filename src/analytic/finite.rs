@@ -9,6 +9,7 @@
 //! waiting time of admitted customers), as listed in [`crate::analytic`].
 
 use super::erlang::erlang_b;
+use super::impatience::tail_quantile;
 use super::pos_finite;
 
 /// M/M/c/K stationary performance, as seen by arrivals (PASTA).
@@ -162,6 +163,13 @@ pub fn mmck(lambda: f64, mu: f64, servers: u32, capacity: u32) -> Option<Finite>
 }
 
 impl Finite {
+    /// The p-quantile of the admitted requests' wait (e.g. p = 0.99), from
+    /// [`Finite::p_wait_gt`] by bisection; 0 where at most 1 − p of them
+    /// wait. None for p outside \[0, 1).
+    pub fn wait_quantile(&self, p: f64) -> Option<f64> {
+        tail_quantile(|t| self.p_wait_gt(t), p, self.mean_wait)
+    }
+
     /// P(W > t | admitted) (\[GH\] ch. 2): an admitted arrival finding c + k
     /// waits Erlang(k + 1, c μ), so with x = c μ t,
     /// P(W > t) = Σ_{k<q} w_k P(Poisson(x) ≤ k) = Σ_{j<q} P(Poisson(x) = j) T_j,
@@ -223,7 +231,7 @@ impl Finite {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analytic::{erlang_c, mmc_mean_wait};
+    use crate::analytic::{erlang_c, mmc_mean_wait, mmc_wait_quantile};
 
     fn assert_rel(what: &str, a: f64, b: f64, tol: f64) {
         let r = (a - b).abs() / a.abs().max(b.abs()).max(1e-300);
@@ -342,6 +350,24 @@ mod tests {
                 assert_rel("p_wait_gt", f.p_wait_gt(t).unwrap(), tail, 1e-12);
             }
         }
+    }
+
+    /// The quantile inverts the tail, and large K gives Erlang C's.
+    #[test]
+    fn wait_quantiles() {
+        let f = mmck(4.0, 1.0, 5, 5 + 100_000).unwrap();
+        let q = f.wait_quantile(0.99).unwrap();
+        assert_rel("p99", q, mmc_wait_quantile(5, 4.0, 1.0, 0.99), 1e-9);
+        let f = mmck(2.5, 1.0, 3, 8).unwrap();
+        for p in [0.6, 0.9, 0.999] {
+            let q = f.wait_quantile(p).unwrap();
+            assert!((f.p_wait_gt(q).unwrap() - (1.0 - p)).abs() < 1e-10, "{p}");
+        }
+        assert_eq!(f.wait_quantile(0.1), Some(0.0));
+        assert_eq!(
+            mmck(5.0, 1.0, 10, 10).unwrap().wait_quantile(0.99),
+            Some(0.0)
+        );
     }
 
     /// 10^5 servers and places, heavy overload and invalid inputs.

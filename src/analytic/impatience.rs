@@ -53,6 +53,9 @@ pub struct Impatience {
     pub p_wait_served: f64,
     /// P(V > 0): the fraction of all arrivals who find every server busy.
     pub p_delay: f64,
+    /// E\[number waiting\] = λ `mean_wait_all` (Little's law; for Erlang A
+    /// summed over the chain on its own).
+    pub mean_queue: f64,
     /// The law of the served wait, for [`Impatience::p_served_wait_gt`].
     pub served_tail: ServedTail,
 }
@@ -127,6 +130,56 @@ impl Impatience {
             }
         }
     }
+
+    /// The p-quantile of the served customers' wait (e.g. p = 0.99 for
+    /// their p99), from [`Impatience::p_served_wait_gt`] by bisection; 0
+    /// where at most 1 − p of them wait. None for p outside \[0, 1) or where
+    /// the tail cannot be evaluated.
+    pub fn served_wait_quantile(&self, p: f64) -> Option<f64> {
+        tail_quantile(|t| self.p_served_wait_gt(t), p, self.mean_wait_served)
+    }
+}
+
+/// The p-quantile of a wait whose tail P(W > t) is `tail` (non-increasing,
+/// right-continuous): 0 where P(W > 0) ≤ 1 − p, else the smallest t with
+/// P(W > t) ≤ 1 − p, by doubling from `scale` (a typical wait) and bisection
+/// to a relative 1e-13. None for p outside \[0, 1), a tail that cannot be
+/// evaluated, or one that stays above 1 − p beyond 2^200 · scale.
+pub(super) fn tail_quantile(tail: impl Fn(f64) -> Option<f64>, p: f64, scale: f64) -> Option<f64> {
+    if !(0.0..1.0).contains(&p) {
+        return None;
+    }
+    let target = 1.0 - p;
+    if tail(0.0)? <= target {
+        return Some(0.0);
+    }
+    let mut hi = if scale.is_finite() && scale > 0.0 {
+        scale
+    } else {
+        1.0
+    };
+    let mut lo = 0.0;
+    let mut doublings = 0;
+    while tail(hi)? > target {
+        lo = hi;
+        hi *= 2.0;
+        doublings += 1;
+        if doublings > 200 || !hi.is_finite() {
+            return None;
+        }
+    }
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if mid <= lo || mid >= hi || hi - lo <= 1e-13 * hi {
+            break;
+        }
+        if tail(mid)? > target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(hi)
 }
 
 /// φ0(u) = ∫_0^1 e^{−us} ds = (1 − e^{−u})/u, 1 at u = 0.
@@ -227,6 +280,7 @@ fn no_patience(servers: u32, lambda: f64, mu: f64) -> Option<Impatience> {
         mean_wait_all: mean,
         p_wait_served: p_wait,
         p_delay: p_wait,
+        mean_queue: lambda * mean,
         served_tail: ServedTail::Exponential {
             p_wait,
             decay: cmu - lambda,
@@ -361,6 +415,7 @@ pub fn erlang_a(lambda: f64, mu: f64, theta: f64, servers: u32) -> Option<Impati
             mean_wait_all: 0.0,
             p_wait_served: 0.0,
             p_delay: 0.0,
+            mean_queue: 0.0,
             served_tail: tail(0.0),
         });
     }
@@ -375,6 +430,7 @@ pub fn erlang_a(lambda: f64, mu: f64, theta: f64, servers: u32) -> Option<Impati
         mean_wait_all: p_abandon / theta,
         p_wait_served,
         p_delay: sums.delay / total,
+        mean_queue: sums.queue / total,
         served_tail: tail(p_wait_served),
     })
 }
@@ -407,12 +463,14 @@ fn two_piece(lambda: f64, mu: f64, servers: u32, d: f64) -> Impatience {
     let total = w0 + wb + wt;
     let served = w0 + wb;
     let p_wait_served = wb / served;
+    let mean_wait_all = (mb1 + d * wt) / total;
     Impatience {
         p_abandon: wt / total,
         mean_wait_served: mb1 / served,
-        mean_wait_all: (mb1 + d * wt) / total,
+        mean_wait_all,
         p_wait_served,
         p_delay: (wb + wt) / total,
+        mean_queue: lambda * mean_wait_all,
         served_tail: ServedTail::Truncated {
             p_wait: p_wait_served,
             beta,
@@ -626,6 +684,7 @@ pub fn mg1_det_patience(
             mean_wait_all: 0.0,
             p_wait_served: 0.0,
             p_delay: 1.0 - p0,
+            mean_queue: 0.0,
             served_tail: ServedTail::Table {
                 step: 0.0,
                 tail: vec![0.0],
@@ -656,6 +715,7 @@ pub fn mg1_det_patience(
         mean_wait_all: nonneg(q[2]),
         p_wait_served: q[3].clamp(0.0, 1.0),
         p_delay: q[4].clamp(0.0, 1.0),
+        mean_queue: lambda * nonneg(q[2]),
         served_tail: ServedTail::Table { step: h, tail },
     })
 }
@@ -663,7 +723,7 @@ pub fn mg1_det_patience(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analytic::{md1_wait_cdf, pollaczek_khinchine_mean_wait};
+    use crate::analytic::{md1_wait_cdf, mmc_wait_quantile, pollaczek_khinchine_mean_wait};
 
     fn rel(a: f64, b: f64) -> f64 {
         (a - b).abs() / a.abs().max(b.abs()).max(1e-300)
@@ -806,11 +866,43 @@ mod tests {
             // E[min(V, tau)] = E[Q] / lambda (Little on the queue).
             let total = s.lower + s.delay;
             assert_rel("Little", i.mean_wait_all, s.queue / total / lambda, 1e-10);
+            assert_rel("E[Q]", i.mean_queue, lambda * i.mean_wait_all, 1e-10);
             // Served + abandoned = all.
             let served = (s.lower + s.served_wait) / total;
             assert_rel("mass", served + i.p_abandon, 1.0, 1e-12);
         }
         assert!(clock.elapsed().as_secs_f64() < 2.0);
+    }
+
+    /// The served wait's quantile inverts its tail, and is Erlang C's
+    /// (erlang.rs) without patience.
+    #[test]
+    fn served_wait_quantiles() {
+        let cases = [
+            erlang_a(4.0, 1.0, 0.5, 3).unwrap(),
+            mmc_det_patience(3.3, 1.0, 3, 0.8).unwrap(),
+            mg1_det_patience(1.5, |x| (-x).exp(), 1.0, 2.0).unwrap(),
+            erlang_a(8.0, 1.0, 0.0, 10).unwrap(),
+        ];
+        for i in &cases {
+            for p in [0.5, 0.9, 0.99] {
+                let q = i.served_wait_quantile(p).unwrap();
+                if i.p_wait_served <= 1.0 - p {
+                    assert_eq!(q, 0.0);
+                    continue;
+                }
+                let tail = i.p_served_wait_gt(q).unwrap();
+                assert!((tail - (1.0 - p)).abs() < 1e-9, "{p}: {q} {tail} {i:?}");
+            }
+            assert_eq!(i.served_wait_quantile(1.0), None);
+        }
+        let q = cases[3].served_wait_quantile(0.99).unwrap();
+        assert_rel(
+            "Erlang C p99",
+            q,
+            mmc_wait_quantile(10, 8.0, 1.0, 0.99),
+            1e-12,
+        );
     }
 
     /// θ → 0 is Erlang C (erlang.rs): P(wait), its mean and tail.
