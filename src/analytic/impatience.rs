@@ -658,12 +658,14 @@ fn mg1_det_from_grid(u: &[f64], one: f64, rho: f64, h: f64) -> ([f64; 5], Vec<f6
 /// above d. Then p_abandon = 1 − W(d), E\[V 1(V ≤ d)\] = ∫_0^d (W(d) − W) and
 /// E\[min(V, d)\] = ∫_0^d (1 − W).
 ///
-/// Any λ > 0 (stable with patience). Accuracy about 1e-8 relative for smooth
-/// service laws and about 1e-6 with jumps (deterministic service); costs
-/// O(n²) with n ≤ 12288 grid cells (at least 64 per mean service and per
-/// mean interarrival time over \[0, d\]). p_abandon is 1 − W(d) (absolute,
-/// not relative, accuracy when it is tiny). None for invalid inputs (λ, E\[S\]
-/// not positive and finite, d negative or not finite) or when λ d is too
+/// Any λ > 0 (stable with patience). Tested to 1e-6 relative (exponential
+/// service against [`mm1_det_patience`], deterministic service against
+/// Pollaczek–Khinchine and the exact M/D/1 law). Costs O(n²) with n ≤ 12288
+/// grid cells: at least 64 per mean service and per mean interarrival time
+/// over \[0, d\], so beyond d ≈ 96 max(E\[S\], 1/λ) the grid coarsens and
+/// the accuracy degrades (as h²). p_abandon is 1 − W(d) (absolute, not
+/// relative, accuracy when it is tiny). None for invalid inputs (λ, E\[S\]
+/// not positive and finite, d negative or not finite) or when λ h is too
 /// large for the grid cap.
 pub fn mg1_det_patience(
     lambda: f64,
