@@ -8,10 +8,16 @@
 //! steps before it (`--warmup auto` pilots, a calibration) do not look at
 //! the flag. The CSV stays resumable either way; what to type to resume is
 //! printed.
+//!
+//! A clean stop that takes longer than [`STOP_GRACE`] (a GPU pipeline
+//! being compiled, a pass that cannot be cut short, a driver's slow
+//! teardown) is ended as a second Ctrl-C would end it: the promise is a
+//! stop within about a second, whatever the engine is doing (issue 25).
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use crate::provenance::{self, Meta, Status};
 
@@ -24,6 +30,14 @@ static RESUME_HINT: Mutex<String> = Mutex::new(String::new());
 /// The running run's `.meta.json` (path and contents), so a second Ctrl-C,
 /// which exits at once, still records the run as interrupted.
 static ABORT_META: Mutex<Option<(PathBuf, Meta)>> = Mutex::new(None);
+/// The run has written its final meta (and said how it ended).
+static ENDED: AtomicBool = AtomicBool::new(false);
+
+/// How long the run has after the first Ctrl-C to stop cleanly (its final
+/// `.meta.json`, its summary) before it is stopped at once. A clean stop
+/// takes milliseconds on the CPU and at most a pass on a GPU (a fraction
+/// of a second on lavapipe, see `engine/gpu/pass_rates.rs`).
+pub const STOP_GRACE: Duration = Duration::from_secs(1);
 
 /// The flag the run loop polls ([`crate::run::run_points_until`]).
 pub fn stop_flag() -> &'static AtomicBool {
@@ -66,6 +80,7 @@ pub fn clear_abort_meta() {
     if let Ok(mut m) = ABORT_META.lock() {
         *m = None;
     }
+    ENDED.store(true, std::sync::atomic::Ordering::SeqCst);
 }
 
 /// Marks the running run's meta interrupted (a second Ctrl-C).
@@ -99,26 +114,50 @@ pub fn install() {
     };
     std::thread::spawn(move || {
         for _ in signals.forever() {
-            let hint = RESUME_HINT.lock().map(|h| h.clone()).unwrap_or_default();
             if STOP.swap(true, Ordering::SeqCst) || !WATCHED.load(Ordering::SeqCst) {
-                write_abort_meta();
-                if hint.is_empty() {
-                    // Caught before the run had its CSV: nothing to resume.
-                    progress::say("qsweep: stopped before the run started; nothing was written");
-                } else {
-                    progress::say(&format!(
-                        "qsweep: stopped at once; the CSV keeps its whole rows. To resume:\n  \
-                         {hint}"
-                    ));
-                }
-                std::process::exit(130);
+                stop_at_once(None);
             }
             progress::say(
                 "qsweep: interrupt: stopping; the points being simulated are dropped (--resume \
                  runs them again); press Ctrl-C again to stop at once",
             );
+            // A clean stop that does not come within the grace is forced.
+            std::thread::spawn(|| {
+                std::thread::sleep(STOP_GRACE);
+                stop_at_once(Some(STOP_GRACE));
+            });
         }
     });
+}
+
+/// Ends the process now with 130: a second Ctrl-C, the first before the
+/// run loop watches the flag, or (`late`) a clean stop that took longer
+/// than that. The running run's meta is marked interrupted.
+#[cfg(unix)]
+fn stop_at_once(late: Option<Duration>) -> ! {
+    use crate::progress;
+    if late.is_some() && ENDED.load(std::sync::atomic::Ordering::SeqCst) {
+        // The run has stopped and said so; only its teardown is slow.
+        std::process::exit(130);
+    }
+    let hint = RESUME_HINT.lock().map(|h| h.clone()).unwrap_or_default();
+    write_abort_meta();
+    let how = match late {
+        Some(grace) => format!(
+            "qsweep: interrupted: not stopped within {} s; stopped at once",
+            grace.as_secs_f64()
+        ),
+        None => "qsweep: stopped at once".to_string(),
+    };
+    if hint.is_empty() {
+        // Caught before the run had its CSV: nothing to resume.
+        progress::say("qsweep: stopped before the run started; nothing was written");
+    } else {
+        progress::say(&format!(
+            "{how}; the CSV keeps its whole rows. To resume:\n  {hint}"
+        ));
+    }
+    std::process::exit(130);
 }
 
 /// Elsewhere Ctrl-C ends the process; the CSV stays resumable.

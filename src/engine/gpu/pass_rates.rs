@@ -1,6 +1,10 @@
-//! How long a dispatch's passes are: [`PassLength`] per adapter and, for
-//! timed passes, a model of each pipeline's pass time fitted to the passes
-//! it has run ([`PassRates`]).
+//! How long a dispatch's passes are: [`PassLength`] per adapter and a model
+//! of each pipeline's pass time fitted to the passes it has run
+//! ([`PassRates`]): on hardware passes are cut to [`TARGET_PASS_SECONDS`]
+//! by it; on a software adapter to its loop cap, and to
+//! [`SOFTWARE_PASS_SECONDS`] by it, so that a stop between passes is
+//! answered within a fraction of a second (issue 25: a loop-budget pass of
+//! 2^16 replications ran for seconds on lavapipe, and Ctrl-C waited for it).
 //!
 //! The model is `t = a + b · w`: `a` the fixed seconds of a pass (encoding,
 //! submission, launch, the host's wait: tens of microseconds on a discrete
@@ -39,6 +43,17 @@ use super::Specialization;
 /// [`PASSES_IN_FLIGHT`]: super::timer::PASSES_IN_FLIGHT
 pub const TARGET_PASS_SECONDS: f64 = 0.03;
 
+/// Device time a software adapter's pass may take at most
+/// ([`PassLength::LoopBudget`]): its passes also end at its loop cap,
+/// whichever comes first. A stop waits for the running pass and the one
+/// queued behind it (see `submit.rs`), so for at most twice this, a
+/// measured pass time that follows the machine's load; a pass's fixed cost
+/// (about 20 ms on lavapipe) stays under a tenth of it. Before a pipeline
+/// has been measured its pass is sized for this at
+/// [`START_LOOPS_PER_SECOND`], lavapipe's slowest kernel, so even a first
+/// pass over 2^16 replications keeps to it.
+pub const SOFTWARE_PASS_SECONDS: f64 = 0.25;
+
 /// Loop iterations ([`loop_cost_per_customer`] × customers, summed over a
 /// pass's replications) per second that a hardware adapter is assumed to run
 /// before its pipeline has been measured. Lavapipe's slowest kernel on the
@@ -70,7 +85,8 @@ const RECENT_PASSES: usize = 8;
 /// How one adapter's passes are cut.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum PassLength {
-    /// A software adapter: [`pass_customers`] (its loop cap, [`LOOP_BUDGET`]).
+    /// A software adapter: [`pass_customers`] (its loop cap, [`LOOP_BUDGET`]),
+    /// and at most [`SOFTWARE_PASS_SECONDS`] by the pipeline's model.
     ///
     /// [`pass_customers`]: super::plan::pass_customers
     /// [`LOOP_BUDGET`]: super::plan::LOOP_BUDGET
@@ -124,10 +140,10 @@ impl PassModel {
     }
 
     /// The loop iterations per replication a pass over `lanes` replications
-    /// should hold: its variable part at the target, and at least the fixed
-    /// cost, within [`MAX_GROWTH_PER_PASS`] of the longest measured.
-    fn pass_loops(&self, lanes: u64) -> f64 {
-        let variable = (TARGET_PASS_SECONDS - self.fixed).max(self.fixed);
+    /// should hold: its variable part at `target` seconds, and at least the
+    /// fixed cost, within [`MAX_GROWTH_PER_PASS`] of the longest measured.
+    fn pass_loops(&self, lanes: u64, target: f64) -> f64 {
+        let variable = (target - self.fixed).max(self.fixed);
         let loops = variable / (self.per_loop * self.crowding(lanes)).max(f64::MIN_POSITIVE);
         loops.min(self.longest * MAX_GROWTH_PER_PASS)
     }
@@ -220,16 +236,13 @@ impl PassRates {
     /// `d.max_total`.
     pub fn pass_end(&self, d: &DispatchPlan, begin: u32) -> u32 {
         let len = match self.pass_length {
-            PassLength::LoopBudget => d.loop_budget_pass,
+            PassLength::LoopBudget => d.loop_budget_pass.min(self.timed_pass(
+                d,
+                SOFTWARE_PASS_SECONDS,
+                SOFTWARE_PASS_SECONDS,
+            )),
             PassLength::Timed { loop_capped } => {
-                let loops = match self.models.get(&d.spec) {
-                    Some(model) => model.pass_loops(d.lanes()),
-                    // Before any measurement: START_LOOPS_PER_SECOND for the
-                    // whole device, shared by the dispatch's replications.
-                    None => FIRST_PASS_SECONDS * START_LOOPS_PER_SECOND / d.lanes() as f64,
-                };
-                let timed =
-                    (loops / d.cost as f64).clamp(1.0, f64::from(MAX_PASS_CUSTOMERS)) as u32;
+                let timed = self.timed_pass(d, TARGET_PASS_SECONDS, FIRST_PASS_SECONDS);
                 if loop_capped {
                     timed.min(d.loop_budget_pass)
                 } else {
@@ -240,6 +253,19 @@ impl PassRates {
             PassLength::Fixed(n) => n.clamp(1, MAX_PASS_CUSTOMERS),
         };
         begin.saturating_add(len).min(d.max_total)
+    }
+
+    /// Customers per replication of a pass of `d` that takes `target`
+    /// seconds by its pipeline's model, or `first` seconds at
+    /// [`START_LOOPS_PER_SECOND`] for the whole device before any of its
+    /// passes has been measured.
+    fn timed_pass(&self, d: &DispatchPlan, target: f64, first: f64) -> u32 {
+        let loops = match self.models.get(&d.spec) {
+            Some(model) => model.pass_loops(d.lanes(), target),
+            // Shared by the dispatch's replications.
+            None => first * START_LOOPS_PER_SECOND / d.lanes() as f64,
+        };
+        (loops / d.cost as f64).clamp(1.0, f64::from(MAX_PASS_CUSTOMERS)) as u32
     }
 
     /// Account for a retired pass of `d` that ran `customers` per replication
