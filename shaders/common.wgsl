@@ -34,10 +34,13 @@ struct PointParams {
     routers: u32,
     ln_keep: f32,
     capacity: u32,
-    _pad0: u32,
+    // A RENEGING_* code (src/contract/mod.rs, `PointParams::reneging`).
+    reneging: u32,
     _pad1: u32,
     // --slo's wait thresholds (src/contract/mod.rs, `PointParams::slo`).
     slo: vec4<f32>,
+    // Each request's patience, drawn after its service when reneging is on.
+    patience: Law,
 }
 
 struct Tile {
@@ -60,6 +63,8 @@ struct RepResult {
     max_in_system: u32,
     // Recorded waits above each of PointParams.slo's thresholds.
     exceed: array<u32, 4>,
+    // Recorded requests whose wait exceeded their patience.
+    lost: u32,
 }
 
 // Which part of the batch this dispatch covers (filled per pass by
@@ -103,7 +108,8 @@ struct LaneState {
     recorded: u32,
     max_wait: f32,
     max_sojourn: f32,
-    _pad0: u32,
+    // The recorder's requests lost to their patience.
+    lost: u32,
     _pad1: u32,
     _pad2: u32,
 }
@@ -189,6 +195,7 @@ struct Recorder {
     in_block: u32,
     waited: u32,
     recorded: u32,
+    lost: u32,         // requests whose wait exceeded their patience
     max_wait: f32,
     max_sojourn: f32,
     inv_scale: f32,
@@ -210,6 +217,7 @@ fn rec_init(inv_scale: f32, slo: vec4<f32>) {
     rec.in_block = 0u;
     rec.waited = 0u;
     rec.recorded = 0u;
+    rec.lost = 0u;
     rec.max_wait = 0.0;
     rec.max_sojourn = 0.0;
     rec.inv_scale = inv_scale;
@@ -247,6 +255,29 @@ fn rec_record(wait: f32, service: f32, interarrival: f32) {
     }
 }
 
+// A recorded request whose wait was `late` (beyond its patience; false
+// without reneging): recorded unless it abandoned, counted as lost if late.
+// RENEGING is the pipeline's constant, so without patience this is
+// rec_record alone. Twin of `Recorders::record_request`.
+fn rec_request(wait: f32, service: f32, interarrival: f32, late: bool) {
+    if (RENEGING != RENEGING_NONE) {
+        rec.lost += select(0u, 1u, late);
+    }
+    if (RENEGING != RENEGING_ABANDON || !late) {
+        rec_record(wait, service, interarrival);
+    }
+}
+
+// Whether a request that waits `wait` runs out of patience (drawn from the
+// point's patience law, after its service, from the same stream); false,
+// drawing nothing, without reneging. Twin of `Sampler::late`.
+fn patience_late(p: PointParams, wait: f32) -> bool {
+    if (RENEGING == RENEGING_NONE) {
+        return false;
+    }
+    return wait > draw(p.patience);
+}
+
 // Closes a segment of the replication (src/contract/mod.rs, `Segments`):
 // its Kahan sums are added, in segment order, to those of the segments
 // before it, and start again from zero. Counts and maxima run on. Twin of
@@ -259,9 +290,12 @@ fn rec_end_segment() {
 }
 
 // A replication's result from its sums over `customers` recorded ones.
+// Abandoned requests (`lost` under RENEGING_ABANDON) are in none of the
+// sums: the means are over the served ones.
 fn rec_result(sums: vec4<f32>, waited: u32, recorded: u32, max_wait: f32, max_sojourn: f32,
-              status: u32, customers: u32, exceed: vec4<u32>) -> RepResult {
-    let n = f32(max(customers, 1u));
+              status: u32, customers: u32, exceed: vec4<u32>, lost: u32) -> RepResult {
+    let dropped = select(0u, lost, RENEGING == RENEGING_ABANDON);
+    let n = f32(max(customers - min(dropped, customers), 1u));
     var r: RepResult;
     r.mean_wait = sums.x / n;
     r.mean_sojourn = sums.y / n;
@@ -272,16 +306,17 @@ fn rec_result(sums: vec4<f32>, waited: u32, recorded: u32, max_wait: f32, max_so
     r.mean_interarrival = sums.w / n;
     // What was actually recorded, so the host can check that no replication
     // was cut short.
-    r.customers = recorded;
+    r.customers = recorded + dropped;
     r.status = status;
     r.exceed = array<u32, 4>(exceed.x, exceed.y, exceed.z, exceed.w);
+    r.lost = lost;
     return r;
 }
 
 fn rec_finish(customers: u32) -> RepResult {
     rec_end_segment();
     return rec_result(rec.done, rec.waited, rec.recorded, rec.max_wait, rec.max_sojourn,
-                      rng_status, customers, rec.exceed);
+                      rng_status, customers, rec.exceed, rec.lost);
 }
 
 // A one-server replication's current segment map (lindley.wgsl), kept with
@@ -306,6 +341,7 @@ fn state_store(slot: u32, x: f32, y: f32, since_rebase: u32) {
     st.in_block = rec.in_block;
     st.waited = rec.waited;
     st.recorded = rec.recorded;
+    st.lost = rec.lost;
     st.max_wait = rec.max_wait;
     st.max_sojourn = rec.max_sojourn;
     lane_state[slot] = st;
@@ -325,6 +361,7 @@ fn state_load(slot: u32, inv_scale: f32, slo: vec4<f32>) -> LaneState {
     rec.in_block = st.in_block;
     rec.waited = st.waited;
     rec.recorded = st.recorded;
+    rec.lost = st.lost;
     rec.max_wait = st.max_wait;
     rec.max_sojourn = st.max_sojourn;
     rec.inv_scale = inv_scale;

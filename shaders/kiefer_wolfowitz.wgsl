@@ -91,7 +91,15 @@ fn run_customers(p: PointParams, begin: u32, end: u32, start: KwClock, c: u32, d
         // once x has found its place the hole stops moving, and what is
         // parked there meanwhile is overwritten by x. A trip count fixed
         // per point and selects instead of branches: no divergence.
-        let x = (t + wait) * opaque_one + service;
+        // A request that abandons (RENEGING_ABANDON, its wait beyond its
+        // patience) takes no server: the root is "replaced" by its own
+        // free-at time, which the sift below leaves where it is (the root is
+        // the smallest), so the heap is unchanged without a branch.
+        let late = patience_late(p, wait);
+        var x = (t + wait) * opaque_one + service;
+        if (RENEGING == RENEGING_ABANDON) {
+            x = select(x, free, late);
+        }
         var i = 0u;
         for (var level = 0u; level < depth; level++) {
             let l = 2u * i + 1u;
@@ -107,7 +115,7 @@ fn run_customers(p: PointParams, begin: u32, end: u32, start: KwClock, c: u32, d
         }
         hset(i, x, stride, slot_lane, fast);
         if (n >= p.warmup) {
-            rec_record(wait, service, a);
+            rec_request(wait, service, a, late);
         }
     }
     return KwClock(t, since_rebase);

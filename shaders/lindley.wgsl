@@ -18,14 +18,29 @@
 //   replication adds the segments' sums up in order. Twice the draws, a
 //   replication's time divided by its segments.
 
-// Twin of `Segments::for_total`: the most segments (a power of two, at most
-// MAX_SEGMENTS) of at least MIN_SEGMENT_CUSTOMERS customers.
-fn lindley_segments(total: u32) -> u32 {
+// Twin of `PointParams::segments`: the most segments (a power of two, at
+// most MAX_SEGMENTS) of at least MIN_SEGMENT_CUSTOMERS customers, or one
+// under abandonment, whose recursion V' = max(V + S 1[V <= patience] - A, 0)
+// is no composition of maps V -> max(V + a, b).
+fn lindley_segments(p: PointParams) -> u32 {
+    let total = p.warmup + p.customers;
     var count = 1u;
     while (count < MAX_SEGMENTS && total / (2u * count) >= MIN_SEGMENT_CUSTOMERS) {
         count *= 2u;
     }
-    return count;
+    return select(count, 1u, p.reneging == RENEGING_ABANDON);
+}
+
+// A request that waited `wait` and needs `service`: the work it brings,
+// none if it abandons (RENEGING_ABANDON and its wait exceeds its patience,
+// drawn here). Sets `late` for the recorder.
+var<private> late: bool;
+fn work_brought(p: PointParams, wait: f32, service: f32) -> f32 {
+    late = patience_late(p, wait);
+    if (RENEGING == RENEGING_ABANDON) {
+        return select(service, 0.0, late);
+    }
+    return service;
 }
 
 // Customers per segment (the last holds the rest): ceil(total / count).
@@ -71,7 +86,7 @@ fn simulate(p: PointParams, rep: u32, slot: u32, result_index: u32) {
     if (info.begin >= total) {
         return;
     }
-    let length = segment_length(total, lindley_segments(total));
+    let length = segment_length(total, lindley_segments(p));
     // Segment 0 on the first pass; later passes resume the segment the last
     // one stopped in (each is keyed where it begins, below).
     let resumed = lindley_resume(p, rep, 0u, slot);
@@ -98,15 +113,16 @@ fn simulate(p: PointParams, rep: u32, slot: u32, result_index: u32) {
         for (; i < warm_end; i++) {
             let a = next_interarrival(p, lk);
             wait = max((wait + prev_service) * opaque_one - a, 0.0);
-            prev_service = draw_service(p.service);
+            prev_service = work_brought(p, wait, draw_service(p.service));
             map_step(a, prev_service);
         }
         for (; i < seg_end; i++) {
             let a = next_interarrival(p, lk);
             wait = max((wait + prev_service) * opaque_one - a, 0.0);
-            prev_service = draw_service(p.service);
+            let service = draw_service(p.service);
+            prev_service = work_brought(p, wait, service);
             map_step(a, prev_service);
-            rec_record(wait, prev_service, a);
+            rec_request(wait, service, a, late);
         }
     }
     if (end == total) {
@@ -160,7 +176,13 @@ fn run_segments_tile(wg: vec3<u32>, lane: u32, count: u32) {
         let map_end = min(min(info.end, length), n);
         for (var i = info.begin; i < map_end; i++) {
             let a = next_interarrival(p, lk);
-            map_step(a, draw_service(p.service));
+            let service = draw_service(p.service);
+            // The replay draws each request's patience: so does the map, to
+            // stay in step with it (timeouts change no work).
+            if (RENEGING != RENEGING_NONE) {
+                _ = draw(p.patience);
+            }
+            map_step(a, service);
         }
     }
 
@@ -196,13 +218,14 @@ fn run_segments_tile(wg: vec3<u32>, lane: u32, count: u32) {
         for (var i = begin; i < warm_end; i++) {
             let a = next_interarrival(p, lk);
             wait = max((wait + prev_service) * opaque_one - a, 0.0);
-            prev_service = draw_service(p.service);
+            prev_service = work_brought(p, wait, draw_service(p.service));
         }
         for (var i = warm_end; i < end; i++) {
             let a = next_interarrival(p, lk);
             wait = max((wait + prev_service) * opaque_one - a, 0.0);
-            prev_service = draw_service(p.service);
-            rec_record(wait, prev_service, a);
+            let service = draw_service(p.service);
+            prev_service = work_brought(p, wait, service);
+            rec_request(wait, service, a, late);
         }
     }
 
@@ -212,7 +235,7 @@ fn run_segments_tile(wg: vec3<u32>, lane: u32, count: u32) {
     if (in_tile && sum_pass) {
         rec_end_segment();
         seg_sums[lane] = rec.done;
-        seg_counts[lane] = vec4<u32>(rec.waited, rec.recorded, rng_status, 0u);
+        seg_counts[lane] = vec4<u32>(rec.waited, rec.recorded, rng_status, rec.lost);
         seg_maxima[lane] = vec2<f32>(rec.max_wait, rec.max_sojourn);
         seg_exceed[lane] = rec.exceed;
     }
@@ -226,12 +249,12 @@ fn run_segments_tile(wg: vec3<u32>, lane: u32, count: u32) {
             exceed += seg_exceed[lane + k];
             sums = (sums + seg_sums[lane + k]) * opaque_one;
             let c = seg_counts[lane + k];
-            counts = vec4<u32>(counts.x + c.x, counts.y + c.y, counts.z | c.z, 0u);
+            counts = vec4<u32>(counts.x + c.x, counts.y + c.y, counts.z | c.z, counts.w + c.w);
             maxima = max(maxima, seg_maxima[lane + k]);
         }
         let result_index = (info.tile_offset + local_tile) * TILE_REPS + rep_in_tile;
         results[result_index] = rec_result(sums, counts.x, counts.y, maxima.x, maxima.y,
-                                           counts.z, p.customers, exceed);
+                                           counts.z, p.customers, exceed, counts.w);
     } else if (in_tile && !all_done && !sum_pass) {
         state_store(slot, wait, prev_service, 0u);
     }
@@ -250,7 +273,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         let local_tile = wg.x + wg.y * info.groups_x;
         if (info.parallel_segments == 1u && local_tile < info.tiles) {
             let p = params[tiles[info.tile_offset + local_tile].param_index];
-            count = lindley_segments(p.warmup + p.customers);
+            count = lindley_segments(p);
         }
         tile_segments = count;
     }

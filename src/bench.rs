@@ -5,7 +5,9 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use crate::contract::{DispatchPolicy, Kernel, Law, LawKind, PointParams, Thinning, Tile};
+use crate::contract::{
+    DispatchPolicy, Kernel, Law, LawKind, PointParams, Reneging, Thinning, Tile,
+};
 use crate::engine::schedule::tiles_for_point;
 use crate::engine::{Batch, Engine};
 
@@ -140,7 +142,50 @@ pub fn standard_cases() -> Vec<BenchCase> {
             ),
             table: vec![0.0],
         },
+        // Patience (abandonment), against the plain cases above: Erlang A
+        // with patience of mean two service times, one dyno of 51 and the
+        // central queue of 51.
+        BenchCase {
+            name: "random M/M/1+M abandon",
+            params: abandoning(
+                point(
+                    Kernel::Lindley,
+                    Thinning::Random,
+                    1,
+                    51,
+                    exp(0.9),
+                    1.0 / 51.0,
+                ),
+                1.8,
+            ),
+            table: vec![0.0],
+        },
+        BenchCase {
+            name: "central M/M/51+M abandon",
+            params: abandoning(
+                point(
+                    Kernel::KieferWolfowitz,
+                    Thinning::None,
+                    51,
+                    1,
+                    exp(51.0 * 0.98),
+                    1.0,
+                ),
+                2.0 * 51.0 * 0.98,
+            ),
+            table: vec![0.0],
+        },
     ]
+}
+
+/// `p` whose requests abandon after an exponential patience of mean
+/// `patience_mean`.
+fn abandoning(p: PointParams, patience_mean: f32) -> PointParams {
+    PointParams {
+        reneging: Reneging::Abandon.code(),
+        patience: law(LawKind::Exp, [patience_mean, 0.0, 0.0, 0.0]),
+        ..p
+    }
 }
 
 /// A dynamic policy on 100 exponential servers of mean 1 at rho = 0.9.

@@ -1546,7 +1546,7 @@ fn size_then_run(
             run_spec.run.threads,
         );
     }
-    let extra = output::extra_columns(&run_spec.run.quantiles, &[]);
+    let extra = output::extra_columns(&run_spec.run.quantiles, &[], run_spec.patience_mode());
     let mut sink = output::CsvSink::create_with(then, true, &extra)?;
     let mut hist = match &args.hist {
         Some(h) => Some(HistSink::open(h, true, false)?),
@@ -1582,6 +1582,13 @@ fn size_then_run(
                 &r.hist,
                 r.point.scale,
                 r.stats.max_wait,
+            ));
+            fields.extend(output::patience_fields(
+                run_spec.patience_mode(),
+                &r.point.grid,
+                &r.stats,
+                &base,
+                r.error.is_some(),
             ));
             sink.write(&fields)?;
             if let Some(h) = hist.as_mut() {

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use crate::analytic::Baseline;
+use crate::contract::Reneging;
 use crate::spec::GridPoint;
 use crate::stats::{PointStats, P50, P90, P95, P99, P999};
 use crate::UsageError;
@@ -258,18 +259,81 @@ pub fn slo_fields(
         .collect()
 }
 
+/// The columns of a spec with patience (`reneging` its mode): the point's
+/// patience law (`none` where it has none), then the fraction of requests
+/// lost to it, `p_abandon` or `p_timeout`, with its CI and its exact
+/// baseline. None without patience: the CSV is as it always was.
+pub fn patience_columns(reneging: Option<Reneging>) -> Vec<String> {
+    let Some(mode) = reneging else {
+        return Vec::new();
+    };
+    let p = lost_column(mode);
+    vec![
+        "patience".to_string(),
+        p.to_string(),
+        format!("{p}_ci95"),
+        format!("analytic_{p}"),
+    ]
+}
+
+/// `p_abandon` or `p_timeout`: what a request lost to its patience is.
+fn lost_column(mode: Reneging) -> &'static str {
+    match mode {
+        Reneging::Timeout => "p_timeout",
+        Reneging::Abandon | Reneging::None => "p_abandon",
+    }
+}
+
+/// The values of [`patience_columns`] for one point. As `p_wait_ci95`, the
+/// CI is left empty where no request was lost; the statistics are empty for
+/// a failed point, the baseline is kept.
+pub fn patience_fields(
+    reneging: Option<Reneging>,
+    point: &GridPoint,
+    stats: &PointStats,
+    analytic: &Baseline,
+    failed: bool,
+) -> Vec<String> {
+    if reneging.is_none() {
+        return Vec::new();
+    }
+    let law = point
+        .patience
+        .as_ref()
+        .map_or("none", |d| d.text())
+        .to_string();
+    let exact = opt(analytic.p_lost);
+    if failed {
+        return vec![law, String::new(), String::new(), exact];
+    }
+    let ci = stats.p_lost_ci95.filter(|_| stats.lost > 0);
+    vec![law, num(stats.p_lost), opt(ci), exact]
+}
+
 /// Whether `name` is one of the columns [`extra_columns`] makes (the shape
 /// `--resume` and `merge` accept after the standard header).
 pub fn is_extra_column(name: &str) -> bool {
     (name.starts_with('q') && name.contains("_wait"))
         || name.starts_with("p_wait_gt_")
         || name.starts_with("analytic_p_wait_gt_")
+        || matches!(
+            name,
+            "patience"
+                | "p_abandon"
+                | "p_abandon_ci95"
+                | "analytic_p_abandon"
+                | "p_timeout"
+                | "p_timeout_ci95"
+                | "analytic_p_timeout"
+        )
 }
 
-/// The columns after [`COLUMNS`]: `--quantiles`', then `--slo`'s.
-pub fn extra_columns(quantiles: &[f64], slo: &[f64]) -> Vec<String> {
+/// The columns after [`COLUMNS`]: `--quantiles`', then `--slo`'s, then the
+/// patience axis's (`reneging`: the spec's mode where it has patience).
+pub fn extra_columns(quantiles: &[f64], slo: &[f64], reneging: Option<Reneging>) -> Vec<String> {
     let mut columns = quantile_columns(quantiles);
     columns.extend(slo_columns(slo));
+    columns.extend(patience_columns(reneging));
     columns
 }
 

@@ -28,7 +28,7 @@
 //!   variables", ACM TOMS 26(3), 2000, with the `U^(1/a)` boost for a < 1
 //!   taken as `exp(ln(1 - V)/a)` of a full-range `V`, exact for tiny shapes.
 
-use crate::contract::{rep_status, Law, LawKind, PointParams, Thinning};
+use crate::contract::{rep_status, Law, LawKind, PointParams, Reneging, Thinning};
 use crate::contract::{ERLANG_DIRECT_MAX, GAMMA_MAX_TRIES, GEOMETRIC_CAP};
 use crate::rng::Lanes;
 
@@ -466,6 +466,28 @@ impl<'a, const N: usize> Sampler<'a, N> {
     #[inline(always)]
     pub fn draw(&mut self, law: &Law) -> [f32; N] {
         self.draw_as::<ANY>(law)
+    }
+
+    /// Whether each lane's request, waiting `wait`, runs out of patience:
+    /// a draw of `p.patience` (after the service time, from the same
+    /// stream) below the wait. All false, drawing nothing, without
+    /// reneging. Twin of `patience_late` in `shaders/common.wgsl`.
+    #[inline(always)]
+    pub fn late(&mut self, p: &PointParams, wait: &[f32; N]) -> [bool; N] {
+        if p.reneging == Reneging::None.code() {
+            return [false; N];
+        }
+        self.draw_patience(p, wait)
+    }
+
+    /// The patience draw itself, kept out of line: inlined, the run-time
+    /// match over every law would be compiled into each of the hundreds of
+    /// per-law replication loops (`with_laws`), for a draw only points with
+    /// patience make.
+    #[inline(never)]
+    fn draw_patience(&mut self, p: &PointParams, wait: &[f32; N]) -> [bool; N] {
+        let patience = self.draw(&p.patience);
+        std::array::from_fn(|l| wait[l] > patience[l])
     }
 
     /// [`draw`](Self::draw) compiled for laws of kind `KIND` ([`ANY`]: read

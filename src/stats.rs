@@ -465,6 +465,15 @@ pub struct PointStats {
     pub p_wait_gt: [f64; 4],
     pub p_wait_gt_ci95: [Option<f64>; 4],
     pub exceeded: [u64; 4],
+    /// Patience (`PointParams::reneging`): the fraction of requests whose
+    /// wait exceeded their patience (abandoned, or timed out), the mean
+    /// over the replications of their exact fractions (`RepResult::lost`
+    /// over the requests that arrived), with the Student t CI over
+    /// replications, and the requests lost (all replications). Under
+    /// abandonment every other statistic is over the served requests.
+    pub p_lost: f64,
+    pub p_lost_ci95: Option<f64>,
+    pub lost: u64,
     /// Mean service time actually drawn (a check on the samplers).
     pub mean_service: f64,
     /// Replications whose sampler reported trouble.
@@ -652,7 +661,14 @@ pub fn point_stats(
     batches: &[&[u64]],
     scale: f64,
     service_cdf: &dyn Fn(f64) -> f64,
+    reneging: crate::contract::Reneging,
 ) -> PointStats {
+    // Under abandonment the waits are the served requests' (all but the
+    // lost); otherwise every request that arrived was served.
+    let served = |r: &RepResult| match reneging {
+        crate::contract::Reneging::Abandon => r.customers.saturating_sub(r.lost),
+        _ => r.customers,
+    };
     let n = reps.len();
     let col =
         |f: fn(&RepResult) -> f32| -> Vec<f64> { reps.iter().map(|r| f64::from(f(r))).collect() };
@@ -722,11 +738,18 @@ pub fn point_stats(
     let p_waits = col(|r| r.p_wait);
     let exceed_fractions = |k: usize| -> Vec<f64> {
         reps.iter()
-            .map(|r| f64::from(r.exceed[k]) / f64::from(r.customers.max(1)))
+            .map(|r| f64::from(r.exceed[k]) / f64::from(served(r).max(1)))
             .collect()
     };
     let exceed: [Vec<f64>; 4] = std::array::from_fn(exceed_fractions);
+    let lost_fractions: Vec<f64> = reps
+        .iter()
+        .map(|r| f64::from(r.lost) / f64::from(r.customers.max(1)))
+        .collect();
     PointStats {
+        p_lost: mean(&lost_fractions),
+        p_lost_ci95: ci95_half_width(&lost_fractions),
+        lost: reps.iter().map(|r| u64::from(r.lost)).sum(),
         p_wait_gt: std::array::from_fn(|k| mean(&exceed[k])),
         p_wait_gt_ci95: std::array::from_fn(|k| ci95_half_width(&exceed[k])),
         exceeded: std::array::from_fn(|k| reps.iter().map(|r| u64::from(r.exceed[k])).sum()),

@@ -314,7 +314,13 @@ fn engine_points(toml: &str) -> Vec<(GridPoint, Vec<RepResult>, PointStats)> {
             let (out, _) = run_growing(&mut engine, &batch).unwrap();
             let per = out.hist.len() / slots as usize;
             let batches: Vec<&[u64]> = out.hist.chunks(per).collect();
-            let stats = point_stats(&out.reps, &batches, p.scale, &|x| p.grid.service.cdf(x));
+            let stats = point_stats(
+                &out.reps,
+                &batches,
+                p.scale,
+                &|x| p.grid.service.cdf(x),
+                p.params.reneging(),
+            );
             (p.grid.clone(), out.reps, stats)
         })
         .collect()

@@ -531,7 +531,13 @@ fn percentiles_past_the_histogram_range_are_simulated_again_and_converge() {
         })
         .unwrap();
     let batches: Vec<&[u64]> = out.hist.chunks(HIST_BINS as usize).collect();
-    let fixed = point_stats(&out.reps, &batches, p.scale, &|x| p.grid.service.cdf(x));
+    let fixed = point_stats(
+        &out.reps,
+        &batches,
+        p.scale,
+        &|x| p.grid.service.cdf(x),
+        p.params.reneging(),
+    );
     assert!(fixed.hist_range.overflow, "{fixed:?}");
     assert!(fixed.max_wait > top);
     // Through the run loop: simulated again with a wider range.

@@ -74,6 +74,7 @@ pub mod finite;
 mod gi_m_1;
 pub mod impatience;
 mod mg1;
+pub mod patience;
 mod seed;
 mod stream;
 #[cfg(test)]
@@ -172,6 +173,8 @@ pub struct Baseline {
     pub p99_wait: Option<f64>,
     /// One of "exact:mm1", "exact:erlang_c", "exact:pollaczek_khinchine",
     /// "exact:md1", "exact:er_m_1", "exact:gi_m_1",
+    /// "exact:erlang_a", "exact:mm1_det_patience", "exact:mmc_det_patience",
+    /// "exact:mg1_det_patience" (abandonment: `patience`),
     /// "approx:kraemer_langenbach_belz", "approx:allen_cunneen",
     /// "approx:mean_field_pod", "none",
     /// "unstable". An `approx:` label covers both numbers (the p99 then comes
@@ -181,6 +184,13 @@ pub struct Baseline {
     /// formula gives the whole law (not Pollaczek–Khinchine's mean alone):
     /// `--slo`'s `analytic_p_wait_gt_{t}` columns.
     pub wait_tail: Option<WaitTail>,
+    /// With patience (`patience::with_patience`): the exact fraction of
+    /// requests lost to it (abandoned, or timed out); None without patience
+    /// or where no formula is known.
+    pub p_lost: Option<f64>,
+    /// Under abandonment, where exact: the queue's law (`impatience`), whose
+    /// served requests' wait tail answers [`Baseline::p_wait_gt`].
+    pub served: Option<Box<impatience::Impatience>>,
 }
 
 /// An exact law of the FCFS wait's tail.
@@ -212,6 +222,8 @@ impl Baseline {
             p99_wait,
             method: method.to_string(),
             wait_tail: None,
+            p_lost: None,
+            served: None,
         }
     }
 
@@ -222,9 +234,13 @@ impl Baseline {
         }
     }
 
-    /// The exact P(W > t), where the baseline knows the wait's law.
+    /// The exact P(W > t), where the baseline knows the wait's law (under
+    /// abandonment, the served requests' wait).
     pub fn p_wait_gt(&self, t: f64) -> Option<f64> {
-        self.wait_tail.and_then(|w| w.p_wait_gt(t))
+        match &self.served {
+            Some(r) => r.p_served_wait_gt(t),
+            None => self.wait_tail.and_then(|w| w.p_wait_gt(t)),
+        }
     }
 
     fn none() -> Self {

@@ -146,6 +146,23 @@ wire_enum! {
     }
 }
 
+wire_enum! {
+    /// What a request's patience ([`PointParams::patience`](super::PointParams::patience))
+    /// does (held in `PointParams::reneging`; the `reneging` setting).
+    pub enum Reneging {
+        /// No patience: the plain queue.
+        None = 0 => "RENEGING_NONE",
+        /// The request is served whatever its wait, and counted as timed out
+        /// when its wait exceeded its patience (a router's timeout: the
+        /// client got an error while the server still did the work).
+        Timeout = 1 => "RENEGING_TIMEOUT",
+        /// The request leaves when its patience runs out and takes no
+        /// service: under FCFS it never joins when its wait would exceed its
+        /// patience, and no later request waits for it.
+        Abandon = 2 => "RENEGING_ABANDON",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,9 @@
 //! not one engine.
 
 use super::ERLANG_DIRECT_MAX;
-use super::{dispatch, rebase_period, DispatchPolicy, Kernel, Law, LawKind, PointParams, Thinning};
+use super::{
+    dispatch, rebase_period, DispatchPolicy, Kernel, Law, LawKind, PointParams, Reneging, Thinning,
+};
 
 /// Loop iterations one draw from `law` costs at most in the kernels (the
 /// gamma sampler's expected count, with margin, for rejection loops).
@@ -68,7 +70,16 @@ pub fn loop_cost_per_customer(p: &PointParams) -> u64 {
     // Measured on lavapipe: about 17 iterations per customer of M/M/1 (naga
     // and Mesa lower branches and switches into single-trip loops), 28 of
     // M/M/51; the base cost below keeps every kernel within the budget.
-    16 + arrival + law_loop_cost(&p.service) + queue
+    // A patience draw goes through the run-time `draw`, an if-chain over
+    // every law (a single-trip loop each under Mesa): its law's cost and
+    // one per law.
+    let patience = match p.reneging() {
+        Reneging::None => 0,
+        Reneging::Timeout | Reneging::Abandon => {
+            law_loop_cost(&p.patience) + LawKind::ALL.len() as u64
+        }
+    };
+    16 + arrival + law_loop_cost(&p.service) + queue + patience
 }
 
 /// Loop iterations per customer of the dispatch kernel, with margin: the

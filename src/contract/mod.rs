@@ -13,7 +13,7 @@ mod codes;
 pub mod costs;
 pub mod wgsl;
 
-pub use codes::{DispatchPolicy, Kernel, LawKind, Thinning, UnknownCode};
+pub use codes::{DispatchPolicy, Kernel, LawKind, Reneging, Thinning, UnknownCode};
 
 /// A sampling law, fully resolved to absolute parameters.
 ///
@@ -230,7 +230,9 @@ pub struct PointParams {
     /// [`dispatch`]); 0 means [`dispatch::capacity`]`(servers)`, the first
     /// capacity. Unused otherwise.
     pub capacity: u32,
-    pub _pad0: u32,
+    /// A [`Reneging`] code: what [`PointParams::patience`] does (none:
+    /// patience is never drawn, the plain queue).
+    pub reneging: u32,
     pub _pad1: u32,
     /// `--slo`: the wait thresholds t whose exceedances P(wait > t) the
     /// recorder counts, exactly, per replication ([`RepResult::exceed`]);
@@ -238,6 +240,10 @@ pub struct PointParams {
     /// f32. The slots past the spec's thresholds are counted too (against
     /// whatever they hold) and never read.
     pub slo: [f32; 4],
+    /// Each request's patience (the `patience` axis), drawn after its
+    /// service time from the same stream, when `reneging` is not
+    /// [`Reneging::None`] (unused otherwise).
+    pub patience: Law,
 }
 
 /// Wait thresholds one run can count (`PointParams::slo`): the recorder
@@ -279,12 +285,25 @@ impl PointParams {
     pub fn segments(&self) -> Segments {
         let total = self.warmup + self.customers;
         match self.kernel() {
+            // Abandonment makes the recursion V' = max(V + S·1[V <= θ] − A, 0),
+            // no longer a composition of maps V -> max(V + a, b): its
+            // replications run as one segment.
+            Kernel::Lindley if self.reneging() == Reneging::Abandon => Segments {
+                count: 1,
+                length: total.max(1),
+            },
             Kernel::Lindley => Segments::for_total(total),
             Kernel::KieferWolfowitz | Kernel::Dispatch => Segments {
                 count: 1,
                 length: total.max(1),
             },
         }
+    }
+
+    /// What the point's patience does.
+    #[inline(always)]
+    pub fn reneging(&self) -> Reneging {
+        Reneging::from_code(self.reneging).expect("PointParams::reneging holds a Reneging code")
     }
 
     /// The recursion that simulates this point.
@@ -469,6 +488,11 @@ pub struct RepResult {
     /// Recorded customers whose wait exceeded each of
     /// [`PointParams::slo`]'s thresholds (`wait > t`, in f32).
     pub exceed: [u32; 4],
+    /// Recorded requests whose wait exceeded their patience: timed out
+    /// ([`Reneging::Timeout`], recorded all the same) or abandoned
+    /// ([`Reneging::Abandon`], in none of the other fields, whose means are
+    /// over the `customers − lost` served requests). 0 without patience.
+    pub lost: u32,
 }
 
 pub mod rep_status {

@@ -16,6 +16,7 @@ pub fn constants() -> String {
             .iter()
             .map(|k| (k.wgsl_name(), k.code())),
     );
+    u32s.extend(Reneging::ALL.iter().map(|k| (k.wgsl_name(), k.code())));
     u32s.extend([
         ("TILE_REPS", TILE_REPS),
         ("SUM_BLOCK", SUM_BLOCK),

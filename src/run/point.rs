@@ -97,6 +97,13 @@ pub fn point_params(spec: &Spec, g: &GridPoint, table: &mut Vec<f32>) -> PointPa
         // `--slo`'s thresholds, rounded to the f32 the recorder compares
         // waits with (the unused slots count waits above 0, never read).
         slo: std::array::from_fn(|k| spec.run.slo.get(k).map_or(0.0, |&t| t as f32)),
+        // Patience: its law, drawn per request after its service (none:
+        // nothing is drawn, the plain queue).
+        reneging: g.reneging.code(),
+        patience: g
+            .patience
+            .as_ref()
+            .map_or_else(crate::contract::Law::default, |d| d.to_law(table)),
         ..PointParams::default()
     }
     .with_ln_keep()
@@ -115,9 +122,26 @@ pub fn analytic_table(spec: &Spec) -> Table {
     }
 }
 
-/// The analytic baseline of a grid point.
+/// The analytic baseline of a grid point (with its patience, if any:
+/// `analytic::patience`).
 pub fn baseline(g: &GridPoint) -> Baseline {
-    analytic::baseline(&QueueInput {
+    let q = queue_input(g);
+    let plain = analytic::baseline(&q);
+    match &g.patience {
+        Some(patience) => analytic::patience::with_patience(
+            &q,
+            plain,
+            &patience.law_moments(),
+            g.reneging,
+            &|x| 1.0 - g.service.cdf(x),
+        ),
+        None => plain,
+    }
+}
+
+/// The queue the formulas see at a grid point.
+fn queue_input(g: &GridPoint) -> QueueInput {
+    QueueInput {
         policy: match g.routing {
             Routing::Random => Policy::Random,
             Routing::RoundRobin => Policy::RoundRobin,
@@ -138,7 +162,7 @@ pub fn baseline(g: &GridPoint) -> Baseline {
         lambda: g.lambda,
         arrival: g.arrival.law_moments(),
         service: g.service.law_moments(),
-    })
+    }
 }
 
 /// One finished point.

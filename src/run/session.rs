@@ -609,6 +609,13 @@ impl Session {
             &base,
             r.error.is_some(),
         ));
+        fields.extend(crate::output::patience_fields(
+            self.spec.patience_mode(),
+            &r.point.grid,
+            &r.stats,
+            &base,
+            r.error.is_some(),
+        ));
         self.sink
             .as_mut()
             .expect("Session::begin opened the CSV")
@@ -625,7 +632,11 @@ impl Session {
 
     /// The columns after the standard ones (`--quantiles`, `--slo`).
     pub fn extra_columns(&self) -> Vec<String> {
-        crate::output::extra_columns(&self.spec.run.quantiles, &self.spec.run.slo)
+        crate::output::extra_columns(
+            &self.spec.run.quantiles,
+            &self.spec.run.slo,
+            self.spec.patience_mode(),
+        )
     }
 
     /// The CSV this run writes: the output, or `OUT.partial` under

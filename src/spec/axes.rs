@@ -25,8 +25,9 @@ use crate::routing::Routing;
 
 /// Keys of the `[sweep]` table, in grid nesting order (outermost first;
 /// `lambda` and `rho` are the two spellings of the load axis).
-pub const SWEEP_KEYS: [&str; 9] = [
+pub const SWEEP_KEYS: [&str; 10] = [
     "routing", "choices", "routers", "servers", "workers", "arrival", "lambda", "rho", "service",
+    "patience",
 ];
 /// Default of the `choices` axis (power of two choices).
 pub const DEFAULT_CHOICES: u32 = 2;
@@ -51,6 +52,8 @@ pub(super) struct Axes {
     arrival: Option<Vec<Dist>>,
     load: Option<Vec<Load>>,
     service: Option<Vec<Dist>>,
+    /// Each request's patience (`None` elements: "none", no patience).
+    patience: Option<Vec<Option<Dist>>>,
     /// Ranges the axes were written with (see `ranges`), for the notes.
     ranges: Vec<Expansion>,
 }
@@ -212,6 +215,20 @@ impl Axes {
                         self.service = Some(out);
                     }
                 }
+                "patience" => {
+                    let mut out = Vec::new();
+                    for e in axis_items(v, &loc, EXPECT_PATIENCE)? {
+                        let d = match e.get_ref() {
+                            DeValue::String(s) => parse_patience(s, ctx.base_dir)
+                                .map_err(|err| elem_loc(e).dist_err(&err))?,
+                            other => {
+                                return Err(elem_loc(e).err(invalid(&show(other), EXPECT_PATIENCE)))
+                            }
+                        };
+                        out.push(d);
+                    }
+                    self.patience = Some(out);
+                }
                 _ => {
                     let hint = if is_run_key(key) {
                         format!(" ({key} belongs in [run])")
@@ -322,6 +339,13 @@ impl Axes {
                 self.service = Some(out);
             }
         }
+        if let Some(items) = split_flag("patience", &a.axes.patience, EXPECT_PATIENCE)? {
+            let mut out = Vec::new();
+            for s in items {
+                out.push(parse_patience(&s, cwd).map_err(|e| Loc::Flag("patience").dist_err(&e))?);
+            }
+            self.patience = Some(out);
+        }
         let mut ranges = Vec::new();
         let mut loads = |flag: &'static str, values: &[String], expected: &str| {
             flag_items(flag, values, expected, |s| {
@@ -408,6 +432,7 @@ impl Axes {
             arrival,
             load,
             service,
+            patience: self.patience.unwrap_or_else(|| vec![None]),
             run,
             source,
             ranges: super::Ranges(self.ranges),
@@ -427,6 +452,20 @@ impl Axes {
     fn replace_ranges(&mut self, axes: &[&str]) {
         self.ranges.retain(|e| !axes.contains(&e.axis.as_str()));
     }
+}
+
+const EXPECT_PATIENCE: &str = "distribution strings such as \"det(value=30)\" or \
+                               \"exp(mean=60)\", or \"none\"";
+
+/// A `patience` element: "none" (no patience), or a law, read as service
+/// times are (its times in the spec's unit).
+fn parse_patience(text: &str, base_dir: &Path) -> Result<Option<Dist>, String> {
+    if text.trim() == "none" {
+        return Ok(None);
+    }
+    Dist::parse(text, Role::Service, base_dir)
+        .map(Some)
+        .map_err(|e| e.to_string())
 }
 
 /// A spec file's string element written as a range (`"0.5:0.95:0.05"`).

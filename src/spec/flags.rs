@@ -46,6 +46,9 @@ pub struct AxisArgs {
     /// Service-time laws, e.g. 'weibull(shape=0.46,median=0.05,min=0.01,max=30)' [list]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub service: Vec<String>,
+    /// Each request's patience: a law such as 'det(value=30)' or 'exp(mean=60)', or none (see --reneging) [list; default none]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub patience: Vec<String>,
 }
 
 /// Flags of `qsweep run`: one per axis and setting, each overriding the spec
@@ -109,6 +112,9 @@ pub struct SweepArgs {
     /// Wait thresholds (at most 4, in the spec's time unit), each adding the CSV columns p_wait_gt_{T}, p_wait_gt_{T}_ci95 and analytic_p_wait_gt_{T}: P(wait > T), counted exactly per customer in the kernels, Student t CI over replications [list]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub slo: Option<String>,
+    /// What the patience axis does: abandon (the request leaves unserved when its wait would exceed its patience; default) or timeout (it is served, and counted as timed out)
+    #[arg(long, value_name = "MODE")]
+    pub reneging: Option<String>,
 }
 
 /// Flags of `qsweep analytic`: the grid's axes only (no simulation, so none

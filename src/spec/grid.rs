@@ -39,6 +39,7 @@ impl Spec {
             self.arrival.len(),
             self.load.len(),
             self.service.len(),
+            self.patience.len(),
         ]
         .iter()
         .fold(per_routing, |n, &len| n.saturating_mul(len as u64))
@@ -79,8 +80,10 @@ impl Spec {
                     self.workers.iter().flat_map(move |&workers| {
                         self.arrival.iter().flat_map(move |arrival| {
                             self.load.iter().flat_map(move |&load| {
-                                self.service.iter().map(move |service| {
-                                    (policy, servers, workers, arrival, load, service)
+                                self.service.iter().flat_map(move |service| {
+                                    self.patience.iter().map(move |patience| {
+                                        (policy, servers, workers, arrival, load, service, patience)
+                                    })
                                 })
                             })
                         })
@@ -91,7 +94,15 @@ impl Spec {
             .map(
                 |(
                     index,
-                    ((routing, choices, routers), servers, workers, arrival, load, service),
+                    (
+                        (routing, choices, routers),
+                        servers,
+                        workers,
+                        arrival,
+                        load,
+                        service,
+                        patience,
+                    ),
                 )| {
                     let capacity = f64::from(servers) * f64::from(workers);
                     let mean_service = service.mean();
@@ -116,8 +127,18 @@ impl Spec {
                         arrival_text: arrival.text().to_string(),
                         lambda,
                         service: service.clone(),
+                        patience: patience.clone(),
+                        reneging: match patience {
+                            Some(_) => self.run.reneging,
+                            None => crate::contract::Reneging::None,
+                        },
                         rho,
-                        stable: rho < 1.0,
+                        // Abandonment bounds every wait by the patience:
+                        // the queue is stable at any load (Baccelli, Boyer
+                        // & Hébuterne 1984); timeouts change nothing.
+                        stable: rho < 1.0
+                            || (patience.is_some()
+                                && self.run.reneging == crate::contract::Reneging::Abandon),
                     }
                 },
             )
@@ -207,7 +228,16 @@ impl Spec {
                     what()
                 )));
             }
-            if c.rho >= 1.0 && !self.run.allow_unstable {
+            if c.patience.is_some() && c.routing.is_dynamic(c.routers) {
+                return Err(SpecError(format!(
+                    "point {} ({}): patience: {} does not model patience yet; expected \
+                     routing random, round_robin or central (one router) with a patience law",
+                    c.index,
+                    what(),
+                    c.routing
+                )));
+            }
+            if !c.stable && !self.run.allow_unstable {
                 return Err(SpecError(format!(
                     "point {} ({}): unstable, rho = {:.3} >= 1; lower lambda or rho, add \
                      servers, or pass --allow-unstable",
@@ -223,7 +253,7 @@ impl Spec {
     /// `routing=random servers=51 lambda=160`, plus workers, arrival and
     /// service where they vary: names a point in messages.
     pub fn describe(&self, p: &GridPoint) -> String {
-        self.describe_parts(
+        let mut s = self.describe_parts(
             p.routing,
             p.choices,
             p.routers,
@@ -232,7 +262,12 @@ impl Spec {
             &p.arrival_text,
             p.lambda,
             p.service.text(),
-        )
+        );
+        if self.patience.len() > 1 {
+            let law = p.patience.as_ref().map_or("none", |d| d.text());
+            let _ = write!(s, " patience={law}");
+        }
+        s
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -101,6 +101,10 @@ pub struct Spec {
     /// All `Lambda` or all `Rho`.
     pub load: Vec<Load>,
     pub service: Vec<Dist>,
+    /// Each request's patience, the innermost axis (`None`: no patience,
+    /// the one element of a spec that does not mention it); what it does
+    /// is `run.reneging`.
+    pub patience: Vec<Option<Dist>>,
     pub run: RunSettings,
     /// [`SEED_SOURCE`] or the spec file's path.
     pub source: String,
@@ -138,6 +142,10 @@ pub struct GridPoint {
     pub arrival_text: String,
     pub lambda: f64,
     pub service: Dist,
+    /// Each request's patience (`None`: none).
+    pub patience: Option<Dist>,
+    /// What the patience does (`Reneging::None` without patience).
+    pub reneging: crate::contract::Reneging,
     /// λ·E\[S\] / (servers·workers).
     pub rho: f64,
     /// `rho < 1`.
@@ -206,6 +214,15 @@ impl Spec {
     /// The fully resolved spec as canonical TOML (flags applied, defaults
     /// written out, `force` left out). [`Spec::from_toml_str`] reads it back
     /// to an equal `Spec` given the same `source` and `base_dir`.
+    /// What the spec's patience does, where some point has patience (None:
+    /// no patience anywhere, no patience columns).
+    pub fn patience_mode(&self) -> Option<crate::contract::Reneging> {
+        self.patience
+            .iter()
+            .any(Option::is_some)
+            .then_some(self.run.reneging)
+    }
+
     pub fn to_toml(&self) -> String {
         let list = |items: Vec<String>| format!("[{}]", items.join(", "));
         let mut t = String::new();
@@ -257,6 +274,20 @@ impl Spec {
             "service = {}",
             list(self.service.iter().map(|d| toml_str(d.text())).collect())
         );
+        // Written only when some point has patience (the hash of a spec
+        // without it stays as it was).
+        if self.patience != [None] {
+            let _ = writeln!(
+                t,
+                "patience = {}",
+                list(
+                    self.patience
+                        .iter()
+                        .map(|d| toml_str(d.as_ref().map_or("none", |d| d.text())))
+                        .collect()
+                )
+            );
+        }
         let _ = writeln!(t, "\n[run]");
         write_run_table(&self.run, &mut t);
         t

@@ -85,6 +85,9 @@ pub struct RunSettings {
     /// (see `output::slo_columns`), counted exactly in the kernels
     /// (`PointParams::slo`); empty: none.
     pub slo: Vec<f64>,
+    /// What the `patience` axis's laws do: `Timeout` (served, counted as
+    /// timed out) or `Abandon` (the default: the request leaves unserved).
+    pub reneging: crate::contract::Reneging,
 }
 
 /// The time units a spec may declare (`units = "ms"`). Only a label: the
@@ -111,6 +114,7 @@ impl Default for RunSettings {
             units: None,
             quantiles: Vec::new(),
             slo: Vec::new(),
+            reneging: crate::contract::Reneging::Abandon,
         }
     }
 }
@@ -458,6 +462,25 @@ pub(super) const RUN_SETTINGS: &[RunSetting] = &[
                 format!("[{}]", items.join(", "))
             })
         },
+    },
+    RunSetting {
+        key: "reneging",
+        flag: "reneging",
+        expected: "\"abandon\" (a request whose wait would exceed its patience leaves \
+                   unserved) or \"timeout\" (it is served, and counted as timed out)",
+        listed_at: 14,
+        flag_value: |a| a.reneging.as_deref().map(Given::Text),
+        set: |r, v| {
+            r.reneging = match v.text()?.trim() {
+                "abandon" => crate::contract::Reneging::Abandon,
+                "timeout" => crate::contract::Reneging::Timeout,
+                _ => return None,
+            };
+            Some(())
+        },
+        // Written only when not the default, so specs without it keep
+        // their hash.
+        write: |r| (r.reneging == crate::contract::Reneging::Timeout).then(|| toml_str("timeout")),
     },
 ];
 

@@ -249,6 +249,7 @@ fn flags_override_axes_and_settings() {
         units: None,
         quantiles: Vec::new(),
         slo: Vec::new(),
+        reneging: crate::contract::Reneging::Abandon,
     };
     assert_eq!(spec.run, expected);
     assert_eq!(spec.source, SEED_SOURCE);
@@ -842,7 +843,7 @@ fn unknown_tables_and_keys_are_refused() {
     assert_eq!(
         e,
         "spec.toml:3: [sweep] unknown key 'sever'; expected one of routing, choices, \
-         routers, servers, workers, arrival, lambda, rho, service"
+         routers, servers, workers, arrival, lambda, rho, service, patience"
     );
     let e = file_err(&format!("{MINI}[run]\nreps = 2\nthread = 4\n"));
     assert!(

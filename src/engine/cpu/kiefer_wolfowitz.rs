@@ -3,7 +3,7 @@
 //! (each lane does exactly what one GPU invocation does).
 
 use super::record::Recorders;
-use crate::contract::{rebase_period, PointParams, RepResult};
+use crate::contract::{rebase_period, PointParams, Reneging, RepResult};
 use crate::engine::Watch;
 use crate::sampling::{ln_keep, Sampler, ANY};
 
@@ -80,6 +80,7 @@ pub(super) fn kiefer_wolfowitz_loop<
     let lk = ln_keep(p);
     let mut rec = Recorders::<N>::new(p);
     let period = rebase_period(p.servers);
+    let abandon = p.reneging() == Reneging::Abandon;
     let mut t = [0.0f32; N];
     let mut since_rebase = 0u32;
     let mut wait = [0.0f32; N];
@@ -107,11 +108,21 @@ pub(super) fn kiefer_wolfowitz_loop<
             wait[l] = (heap[l * stride] - t[l]).max(0.0);
         }
         let service = rng.draw_as::<S>(&p.service);
-        let free_at: [f32; N] = std::array::from_fn(|l| t[l] + wait[l] + service[l]);
+        let late = rng.late(p, &wait);
+        // A request that abandons takes no server: its root is "replaced"
+        // by its own free-at time, which the sift leaves in place (the root
+        // is the smallest), as the shader does without a branch.
+        let free_at: [f32; N] = std::array::from_fn(|l| {
+            if abandon && late[l] {
+                heap[l * stride]
+            } else {
+                t[l] + wait[l] + service[l]
+            }
+        });
         replace_roots(heap, stride, depth, &free_at);
         on_customer(n, &wait);
         if n >= p.warmup {
-            rec.record(hist, active, &wait, &service, &a);
+            rec.record_request(hist, active, &wait, &service, &a, &late);
         }
     }
     rec.finish(p.customers, rng.status)

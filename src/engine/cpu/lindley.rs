@@ -3,7 +3,7 @@
 //! GPU invocation does).
 
 use super::record::Recorders;
-use crate::contract::{PointParams, RepResult};
+use crate::contract::{PointParams, Reneging, RepResult};
 use crate::engine::Watch;
 use crate::sampling::{ln_keep, Sampler, ANY};
 
@@ -54,6 +54,7 @@ pub(super) fn lindley_loop<
     let mut rec = Recorders::<N>::new(p);
     let segments = p.segments();
     let total = p.warmup + p.customers;
+    let abandon = p.reneging() == Reneging::Abandon;
     // The workload just after the arrival before the segment's first
     // customer (that customer's predecessor's wait plus service): zero, an
     // empty queue, for the first segment.
@@ -81,14 +82,26 @@ pub(super) fn lindley_loop<
                 wait[l] = (wait[l] + prev_service[l] - a[l]).max(0.0);
                 wait0[l] = (wait0[l] + prev0[l] - a[l]).max(0.0);
             }
-            prev_service = rng.draw_as::<S>(&p.service);
+            let service = rng.draw_as::<S>(&p.service);
+            // The work the request brings: none if it abandons (its wait
+            // beyond its patience, `Sampler::late`), V' = max(V + S·1[V <=
+            // θ] − A, 0); `work_brought` in the shader.
+            let late = rng.late(p, &wait);
+            prev_service = service;
+            if abandon {
+                for l in 0..N {
+                    if late[l] {
+                        prev_service[l] = 0.0;
+                    }
+                }
+            }
             for l in 0..N {
                 shift[l] += prev_service[l] - a[l];
             }
             prev0 = prev_service;
             on_customer(i, &wait);
             if i >= p.warmup {
-                rec.record(hist, active, &wait, &prev_service, &a);
+                rec.record_request(hist, active, &wait, &service, &a, &late);
             }
         }
         rec.end_segment();

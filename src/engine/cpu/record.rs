@@ -7,7 +7,7 @@
 //! the two engines round alike; the wait also goes to the slot's one wait
 //! histogram (`hist_bin`), from which the host reads percentiles.
 
-use crate::contract::{hist_bin, PointParams, RepResult, SUM_BLOCK};
+use crate::contract::{hist_bin, PointParams, Reneging, RepResult, SUM_BLOCK};
 
 /// Classic Kahan summation (Kahan 1965), in f32 as on the GPU.
 #[derive(Clone, Copy, Default)]
@@ -60,6 +60,13 @@ pub(super) struct Recorders<const N: usize> {
     /// Waits above each `slo` threshold (`PointParams::slo`).
     exceed: [[u32; N]; 4],
     slo: [f32; 4],
+    /// Requests whose wait exceeded their patience (`RepResult::lost`).
+    lost: [u32; N],
+    /// Under abandonment, each lane's own count of requests in its block
+    /// (the lanes record different requests; `in_block` counts for all of
+    /// them otherwise).
+    lane_in_block: [u32; N],
+    reneging: Reneging,
     /// wait, sojourn, service, interarrival
     total: [[Kahan; 4]; N],
     /// The Kahan sums of the segments done (`end_segment`), added in order.
@@ -78,6 +85,9 @@ impl<const N: usize> Recorders<N> {
             inv_scale: p.inv_hist_scale,
             slo: p.slo,
             exceed: [[0; N]; 4],
+            lost: [0; N],
+            lane_in_block: [0; N],
+            reneging: p.reneging(),
             total: [[Kahan::default(); 4]; N],
             done: [[0.0; 4]; N],
             block: [[0.0; N]; 4],
@@ -133,6 +143,98 @@ impl<const N: usize> Recorders<N> {
         }
     }
 
+    /// Record one request per lane whose wait was `late` (beyond its
+    /// patience; all false without reneging): recorded unless it abandoned,
+    /// counted as lost if late. Twin of `rec_request`.
+    #[inline(always)]
+    pub(super) fn record_request(
+        &mut self,
+        hist: &mut [u32],
+        active: usize,
+        wait: &[f32; N],
+        service: &[f32; N],
+        interarrival: &[f32; N],
+        late: &[bool; N],
+    ) {
+        match self.reneging {
+            Reneging::None => self.record(hist, active, wait, service, interarrival),
+            Reneging::Timeout => {
+                for (n, &l) in self.lost.iter_mut().zip(late) {
+                    *n += u32::from(l);
+                }
+                self.record(hist, active, wait, service, interarrival);
+            }
+            Reneging::Abandon => {
+                self.record_served(hist, active, wait, service, interarrival, late)
+            }
+        }
+    }
+
+    /// Under abandonment: lanes record apart, as which of them abandoned
+    /// differs. Out of line, as `Sampler::draw_patience` is, to keep the
+    /// per-law loops of points without patience as they were.
+    #[inline(never)]
+    fn record_served(
+        &mut self,
+        hist: &mut [u32],
+        active: usize,
+        wait: &[f32; N],
+        service: &[f32; N],
+        interarrival: &[f32; N],
+        late: &[bool; N],
+    ) {
+        for l in 0..N {
+            self.lost[l] += u32::from(late[l]);
+            if !late[l] {
+                self.record_lane(hist, l < active, l, wait[l], service[l], interarrival[l]);
+            }
+        }
+    }
+
+    /// [`Self::record`] for lane `l` alone (its block counter its own: under
+    /// abandonment the lanes record different numbers of requests, so the
+    /// block sums run per lane, `lane_in_block`).
+    #[inline(always)]
+    fn record_lane(
+        &mut self,
+        hist: &mut [u32],
+        counted: bool,
+        l: usize,
+        wait: f32,
+        service: f32,
+        interarrival: f32,
+    ) {
+        let sojourn = wait + service;
+        self.block[0][l] += wait;
+        self.block[1][l] += sojourn;
+        self.block[2][l] += service;
+        self.block[3][l] += interarrival;
+        self.block_waited[l] += if wait > 0.0 { 1.0 } else { 0.0 };
+        for k in 0..4 {
+            self.exceed[k][l] += u32::from(wait > self.slo[k]);
+        }
+        self.max_wait[l] = self.max_wait[l].max(wait);
+        self.max_sojourn[l] = self.max_sojourn[l].max(sojourn);
+        if counted {
+            hist[hist_bin(wait * self.inv_scale) as usize] += 1;
+        }
+        self.lane_in_block[l] += 1;
+        if self.lane_in_block[l] == SUM_BLOCK {
+            self.flush_lane(l);
+        }
+    }
+
+    #[inline(always)]
+    fn flush_lane(&mut self, l: usize) {
+        for k in 0..4 {
+            self.total[l][k].add(self.block[k][l]);
+            self.block[k][l] = 0.0;
+        }
+        self.waited[l] += self.block_waited[l] as u32;
+        self.block_waited[l] = 0.0;
+        self.lane_in_block[l] = 0;
+    }
+
     #[inline(always)]
     fn flush(&mut self) {
         for l in 0..N {
@@ -144,6 +246,7 @@ impl<const N: usize> Recorders<N> {
         self.block = [[0.0; N]; 4];
         self.block_waited = [0.0; N];
         self.in_block = 0;
+        self.lane_in_block = [0; N];
     }
 
     /// Close a segment of the replication (`contract::Segments`): its Kahan
@@ -160,21 +263,31 @@ impl<const N: usize> Recorders<N> {
         self.total = [[Kahan::default(); 4]; N];
     }
 
+    /// The lanes' results over `customers` recorded requests: the means
+    /// over those served (all but the abandoned, `rec_result`'s `dropped`).
     pub(super) fn finish(mut self, customers: u32, status: [u32; N]) -> [RepResult; N] {
         self.end_segment();
-        let n = customers.max(1) as f32;
-        std::array::from_fn(|l| RepResult {
-            mean_wait: self.done[l][0] / n,
-            mean_sojourn: self.done[l][1] / n,
-            p_wait: self.waited[l] as f32 / n,
-            max_wait: self.max_wait[l],
-            max_sojourn: self.max_sojourn[l],
-            mean_service: self.done[l][2] / n,
-            mean_interarrival: self.done[l][3] / n,
-            customers,
-            status: status[l],
-            max_in_system: 0,
-            exceed: std::array::from_fn(|k| self.exceed[k][l]),
+        std::array::from_fn(|l| {
+            let dropped = if self.reneging == Reneging::Abandon {
+                self.lost[l]
+            } else {
+                0
+            };
+            let n = (customers - dropped.min(customers)).max(1) as f32;
+            RepResult {
+                mean_wait: self.done[l][0] / n,
+                mean_sojourn: self.done[l][1] / n,
+                p_wait: self.waited[l] as f32 / n,
+                max_wait: self.max_wait[l],
+                max_sojourn: self.max_sojourn[l],
+                mean_service: self.done[l][2] / n,
+                mean_interarrival: self.done[l][3] / n,
+                customers,
+                status: status[l],
+                max_in_system: 0,
+                exceed: std::array::from_fn(|k| self.exceed[k][l]),
+                lost: self.lost[l],
+            }
         })
     }
 }

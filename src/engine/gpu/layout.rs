@@ -59,7 +59,8 @@ pub struct LaneState {
     pub recorded: u32,
     pub max_wait: f32,
     pub max_sojourn: f32,
-    pub _pad0: u32,
+    /// The recorder's requests lost to their patience.
+    pub lost: u32,
     pub _pad1: u32,
     pub _pad2: u32,
 }
@@ -176,9 +177,10 @@ mod tests {
                     routers,
                     ln_keep,
                     capacity,
-                    _pad0,
+                    reneging,
                     _pad1,
                     slo,
+                    patience,
                 }),
             ),
             (
@@ -204,6 +206,7 @@ mod tests {
                     status,
                     max_in_system,
                     exceed,
+                    lost,
                 }),
             ),
             (
@@ -238,7 +241,7 @@ mod tests {
                     recorded,
                     max_wait,
                     max_sojourn,
-                    _pad0,
+                    lost,
                     _pad1,
                     _pad2,
                 }),

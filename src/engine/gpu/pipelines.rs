@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use anyhow::{bail, Result};
 
-use crate::contract::{Kernel, LawKind, PointParams, Thinning, HIST_BINS, TILE_REPS};
+use crate::contract::{Kernel, LawKind, PointParams, Reneging, Thinning, HIST_BINS, TILE_REPS};
 
 /// What a pipeline is compiled for: the kernel and, as WGSL constants, the
 /// arrival law, service law and thinning of its points, so the compiler
@@ -22,6 +22,11 @@ pub struct Specialization {
     pub arrival: LawKind,
     pub service: LawKind,
     pub thinning: Thinning,
+    /// What a request's patience does, as the WGSL constant `RENEGING`:
+    /// without patience the kernels compile to the plain queue (the
+    /// patience law itself is read at run time, `draw` in sampling.wgsl: one
+    /// more law per request is not worth a pipeline per patience law).
+    pub reneging: Reneging,
     /// Kiefer–Wolfowitz: the servers a queue's heap may have to be held in
     /// fast memory during a pass (a power of two from 8 to
     /// [`FAST_HEAP_MAX_SERVERS`], so a few pipelines serve every small queue
@@ -81,6 +86,7 @@ impl Specialization {
             arrival: p.arrival.kind(),
             service: p.service.kind(),
             thinning: p.effective_thinning(),
+            reneging: p.reneging(),
             fast_heap: if p.kernel() == Kernel::KieferWolfowitz
                 && p.servers <= FAST_HEAP_MAX_SERVERS
             {
@@ -121,6 +127,7 @@ impl Specialization {
             arrival: LawKind::Exp,
             service: LawKind::Exp,
             thinning: Thinning::None,
+            reneging: Reneging::None,
             fast_heap: 0,
         }
     }
@@ -147,6 +154,7 @@ impl Specialization {
              const ARRIVAL_KIND: u32 = {arrival}u;\n\
              const SERVICE_KIND: u32 = {service}u;\n\
              const THINNING: u32 = {thinning}u;\n\
+             const RENEGING: u32 = {reneging}u;\n\
              const FAST_HEAP: bool = {fast};\n\
              const FAST_HEAP_SERVERS: u32 = {fast_servers}u;\n\
              const FAST_HEAP_IN_WORKGROUP: bool = {in_workgroup};\n\
@@ -157,6 +165,7 @@ impl Specialization {
             arrival = self.arrival.code(),
             service = self.service.code(),
             thinning = self.thinning.code(),
+            reneging = self.reneging.code(),
             fast = self.fast_heap > 0,
             fast_servers = self.fast_heap,
             in_workgroup = memory == HeapMemory::Workgroup,

@@ -17,7 +17,7 @@ use std::path::Path;
 use anyhow::{anyhow, Context, Result};
 
 use super::pipelines::{HeapMemory, Specialization, FAST_HEAP_MAX_SERVERS};
-use crate::contract::{Kernel, LawKind, Thinning};
+use crate::contract::{Kernel, LawKind, Reneging, Thinning};
 
 /// What one kernel source binds and reserves, from its entry point `main`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -154,6 +154,10 @@ impl KernelVariant {
         if spec.kernel == Kernel::Lindley {
             let _ = write!(file, "-thin_{}", thinning_name(spec.thinning));
         }
+        if spec.reneging != Reneging::None {
+            let mode = spec.reneging.wgsl_name().trim_start_matches("RENEGING_");
+            let _ = write!(file, "-reneging_{}", mode.to_ascii_lowercase());
+        }
         if spec.fast_heap > 0 {
             let place = match memory {
                 HeapMemory::Workgroup => "workgroup",
@@ -207,7 +211,12 @@ fn fast_heap_sizes() -> Vec<u32> {
 /// kernels' points never thin: `PointParams::effective_thinning`); the
 /// central queue (Kiefer–Wolfowitz) also × every small-heap size, each in
 /// both places it may live ([`HeapMemory::for_adapter`] picks one per
-/// adapter); then the peak-rate kernel. One-server segments' two layouts
+/// adapter); then, for patience, each reneging mode of the one-server and
+/// central-queue kernels with exponential laws, in every thinning and heap
+/// placement (the mode is the one constant patience adds: the patience law
+/// is drawn through the run-time `draw`, which holds every law, and the
+/// dispatch kernel does not model patience); then the peak-rate kernel.
+/// One-server segments' two layouts
 /// (`SegmentLayout`) are chosen per pass by the dispatch's uniform, so one
 /// source serves both.
 pub fn every_variant() -> Vec<KernelVariant> {
@@ -240,6 +249,33 @@ pub fn every_variant() -> Vec<KernelVariant> {
                         }
                     }
                     Kernel::Dispatch => out.push(KernelVariant::of(base, HeapMemory::Private)),
+                }
+            }
+        }
+    }
+    for reneging in [Reneging::Timeout, Reneging::Abandon] {
+        let lindley = Specialization {
+            reneging,
+            ..Specialization::plain(Kernel::Lindley)
+        };
+        for &thinning in Thinning::ALL {
+            let spec = Specialization {
+                thinning,
+                ..lindley
+            };
+            out.push(KernelVariant::of(spec, HeapMemory::Private));
+        }
+        for fast_heap in fast_heap_sizes() {
+            let spec = Specialization {
+                reneging,
+                fast_heap,
+                ..Specialization::plain(Kernel::KieferWolfowitz)
+            };
+            if fast_heap == 0 {
+                out.push(KernelVariant::of(spec, HeapMemory::Private));
+            } else {
+                for memory in [HeapMemory::Workgroup, HeapMemory::Private] {
+                    out.push(KernelVariant::of(spec, memory));
                 }
             }
         }
@@ -380,6 +416,8 @@ mod tests {
         let expected = laws * laws * Thinning::ALL.len()
             + laws * laws * (1 + 2 * (heaps - 1))
             + laws * laws
+            // Each reneging mode: Lindley per thinning, every central heap.
+            + 2 * (Thinning::ALL.len() + 1 + 2 * (heaps - 1))
             + 1;
         assert_eq!(variants.len(), expected);
     }
