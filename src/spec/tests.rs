@@ -111,7 +111,7 @@ fn run_keys_are_listed_once_each_in_messages() {
     assert_eq!(
         e,
         "spec.toml:8: [run] unknown key 'thread'; expected one of reps, customers, warmup, seed, \
-         out, threads, allow_unstable, backend, adapter, precision, max_customers, units, quantiles, slo"
+         out, threads, allow_unstable, backend, adapter, precision, max_customers, units, quantiles, slo, reneging"
     );
 }
 

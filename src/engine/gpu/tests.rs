@@ -691,7 +691,9 @@ fn the_device_report_counts_dispatches_passes_and_lanes() {
     let report = gpu.device_report().unwrap();
     assert_eq!(report.dispatches, plan.dispatches.len() as u64);
     if gpu.rates.pass_length == PassLength::LoopBudget {
-        assert_eq!(report.passes, expected_passes);
+        // The loop budget bounds a pass; a software pass is also cut to
+        // SOFTWARE_PASS_SECONDS by its fitted time, so there may be more.
+        assert!(report.passes >= expected_passes, "{report:?}");
     } else {
         // Timed: as many as the measurements made them.
         assert!(report.passes >= report.dispatches);
