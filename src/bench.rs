@@ -146,7 +146,7 @@ pub fn standard_cases() -> Vec<BenchCase> {
         // with patience of mean two service times, one dyno of 51 and the
         // central queue of 51.
         BenchCase {
-            name: "random M/M/1+M abandon",
+            name: "random Erlang A (M/M/1+M)",
             params: abandoning(
                 point(
                     Kernel::Lindley,
@@ -161,7 +161,7 @@ pub fn standard_cases() -> Vec<BenchCase> {
             table: vec![0.0],
         },
         BenchCase {
-            name: "central M/M/51+M abandon",
+            name: "central Erlang A (M/M/51+M)",
             params: abandoning(
                 point(
                     Kernel::KieferWolfowitz,
