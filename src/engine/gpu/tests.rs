@@ -686,14 +686,21 @@ fn the_device_report_counts_dispatches_passes_and_lanes() {
     };
     let owned = OwnedBatch::from_toml(MIXED);
     let plan = BatchPlan::new(&owned.batch(), &gpu.limits, gpu.layout_for(&owned.batch())).unwrap();
-    let expected_passes = plan.passes(&gpu.rates);
+    // Each pass ends at its dispatch's loop cap at the latest, so at least
+    // this many (the pass-time model may cut them shorter, by a rate that
+    // follows the machine's load, so not a fixed count).
+    let fewest_passes: u64 = plan
+        .dispatches
+        .iter()
+        .map(|d| u64::from(d.max_total.div_ceil(d.loop_budget_pass.max(1))))
+        .sum();
     gpu.run(&owned.batch()).unwrap();
     let report = gpu.device_report().unwrap();
     assert_eq!(report.dispatches, plan.dispatches.len() as u64);
     if gpu.rates.pass_length == PassLength::LoopBudget {
         // The loop budget bounds a pass; a software pass is also cut to
         // SOFTWARE_PASS_SECONDS by its fitted time, so there may be more.
-        assert!(report.passes >= expected_passes, "{report:?}");
+        assert!(report.passes >= fewest_passes, "{report:?}");
     } else {
         // Timed: as many as the measurements made them.
         assert!(report.passes >= report.dispatches);
