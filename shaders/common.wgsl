@@ -36,7 +36,8 @@ struct PointParams {
     capacity: u32,
     // A RENEGING_* code (src/contract/mod.rs, `PointParams::reneging`).
     reneging: u32,
-    _pad1: u32,
+    // The capacity K (0: none; src/contract/mod.rs, `system_limit`).
+    system_limit: u32,
     // --slo's wait thresholds (src/contract/mod.rs, `PointParams::slo`).
     slo: vec4<f32>,
     // Each request's patience, drawn after its service when reneging is on.
@@ -108,9 +109,10 @@ struct LaneState {
     recorded: u32,
     max_wait: f32,
     max_sojourn: f32,
-    // The recorder's requests lost to their patience.
+    // The recorder's requests lost to their patience or refused.
     lost: u32,
-    _pad1: u32,
+    // Kiefer-Wolfowitz under a capacity: the ring's oldest slot.
+    ring_head: u32,
     _pad2: u32,
 }
 
@@ -255,15 +257,22 @@ fn rec_record(wait: f32, service: f32, interarrival: f32) {
     }
 }
 
-// A recorded request whose wait was `late` (beyond its patience; false
-// without reneging): recorded unless it abandoned, counted as lost if late.
-// RENEGING is the pipeline's constant, so without patience this is
-// rec_record alone. Twin of `Recorders::record_request`.
+// Whether a `late` request is dropped, neither served nor recorded (it
+// abandons, or the queue is full: LIMITED, the pipeline's capacity
+// constant) rather than served and counted (a timeout). Twin of
+// `PointParams::drops_late`.
+const DROPS_LATE: bool = RENEGING == RENEGING_ABANDON || LIMITED;
+
+// A recorded request that was `late` (its wait beyond its patience, or
+// the queue full; false without either): recorded unless dropped, counted
+// as lost if late. RENEGING and LIMITED are the pipeline's constants, so
+// without patience or capacity this is rec_record alone. Twin of
+// `Recorders::record_request`.
 fn rec_request(wait: f32, service: f32, interarrival: f32, late: bool) {
-    if (RENEGING != RENEGING_NONE) {
+    if (RENEGING != RENEGING_NONE || LIMITED) {
         rec.lost += select(0u, 1u, late);
     }
-    if (RENEGING != RENEGING_ABANDON || !late) {
+    if (!DROPS_LATE || !late) {
         rec_record(wait, service, interarrival);
     }
 }
@@ -290,11 +299,11 @@ fn rec_end_segment() {
 }
 
 // A replication's result from its sums over `customers` recorded ones.
-// Abandoned requests (`lost` under RENEGING_ABANDON) are in none of the
-// sums: the means are over the served ones.
+// Dropped requests (`lost` where DROPS_LATE: abandoned or refused) are in
+// none of the sums: the means are over the served ones.
 fn rec_result(sums: vec4<f32>, waited: u32, recorded: u32, max_wait: f32, max_sojourn: f32,
               status: u32, customers: u32, exceed: vec4<u32>, lost: u32) -> RepResult {
-    let dropped = select(0u, lost, RENEGING == RENEGING_ABANDON);
+    let dropped = select(0u, lost, DROPS_LATE);
     let n = f32(max(customers - min(dropped, customers), 1u));
     var r: RepResult;
     r.mean_wait = sums.x / n;
@@ -323,6 +332,11 @@ fn rec_finish(customers: u32) -> RepResult {
 // the lane's state between passes; unused by the other kernels.
 var<private> seg_map: vec4<f32>;
 
+// A limited Kiefer-Wolfowitz replication's ring slot of the oldest start
+// time kept (kiefer_wolfowitz.wgsl), kept with the lane's state between
+// passes; unused by the other kernels.
+var<private> ring_head: u32;
+
 // Save or restore the stream, the recorder and the kernel variables x, y,
 // since_rebase (and seg_map) of the invocation's replication between passes.
 fn state_store(slot: u32, x: f32, y: f32, since_rebase: u32) {
@@ -342,6 +356,7 @@ fn state_store(slot: u32, x: f32, y: f32, since_rebase: u32) {
     st.waited = rec.waited;
     st.recorded = rec.recorded;
     st.lost = rec.lost;
+    st.ring_head = ring_head;
     st.max_wait = rec.max_wait;
     st.max_sojourn = rec.max_sojourn;
     lane_state[slot] = st;
@@ -362,6 +377,7 @@ fn state_load(slot: u32, inv_scale: f32, slo: vec4<f32>) -> LaneState {
     rec.waited = st.waited;
     rec.recorded = st.recorded;
     rec.lost = st.lost;
+    ring_head = st.ring_head;
     rec.max_wait = st.max_wait;
     rec.max_sojourn = st.max_sojourn;
     rec.inv_scale = inv_scale;

@@ -5,6 +5,17 @@
 // The heap lives in storage memory, interleaved across invocations
 // (element i of lane L at i * info.lanes + L) so that neighbouring lanes
 // touch neighbouring words.
+//
+// Under a capacity K (LIMITED, `PointParams::system_limit`; also a limited
+// one-server queue, c = 1, of a thinned stream) the row holds K slots: the
+// c free-at times, then a ring of the start times of the last K - c
+// admitted requests. FCFS starts never decrease, so the requests waiting at
+// time t are the latest admitted whose start is after t; with K - c or more
+// waiting (all c servers then busy) the system holds K and an arrival is
+// refused: exactly when the ring's oldest start is after t (K = c: when the
+// arrival would wait at all, Erlang's loss system). A refused request takes
+// no server (as an abandoning one) and is counted, not recorded. One read
+// and one write of the ring per customer, coalesced across lanes.
 
 @group(0) @binding(6) var<storage, read_write> heap: array<f32>;
 
@@ -70,7 +81,8 @@ fn run_customers(p: PointParams, begin: u32, end: u32, start: KwClock, c: u32, d
     var t = start.t;
     var since_rebase = start.since_rebase;
     let lk = ln_keep(p);
-    let period = rebase_period(p.servers);
+    let slots = heap_slots(p);
+    let period = rebase_period(slots);
     for (var n = begin; n < end; n++) {
         let a = next_interarrival(p, lk);
         t += a;
@@ -78,6 +90,11 @@ fn run_customers(p: PointParams, begin: u32, end: u32, start: KwClock, c: u32, d
         if (since_rebase == period) {
             for (var i = 0u; i < c; i++) {
                 hset(i, max(hget(i, stride, slot_lane, fast) - t, 0.0), stride, slot_lane, fast);
+            }
+            if (LIMITED) {
+                for (var i = c; i < slots; i++) {
+                    heap[i * stride + slot_lane] = max(heap[i * stride + slot_lane] - t, 0.0);
+                }
             }
             t = 0.0;
             since_rebase = 0u;
@@ -95,9 +112,22 @@ fn run_customers(p: PointParams, begin: u32, end: u32, start: KwClock, c: u32, d
         // patience) takes no server: the root is "replaced" by its own
         // free-at time, which the sift below leaves where it is (the root is
         // the smallest), so the heap is unchanged without a branch.
-        let late = patience_late(p, wait);
-        var x = (t + wait) * opaque_one + service;
-        if (RENEGING == RENEGING_ABANDON) {
+        var late = patience_late(p, wait);
+        let start = (t + wait) * opaque_one;
+        var x = start + service;
+        if (LIMITED) {
+            late = wait > 0.0;
+            let ring = slots - c;
+            if (ring > 0u) {
+                let oldest = (c + ring_head) * stride + slot_lane;
+                let kept = heap[oldest];
+                late = kept > t;
+                heap[oldest] = select(start, kept, late);
+                let next = ring_head + select(1u, 0u, late);
+                ring_head = select(next, 0u, next == ring);
+            }
+        }
+        if (DROPS_LATE) {
             x = select(x, free, late);
         }
         var i = 0u;
@@ -119,6 +149,11 @@ fn run_customers(p: PointParams, begin: u32, end: u32, start: KwClock, c: u32, d
         }
     }
     return KwClock(t, since_rebase);
+}
+
+// Slots of a replication's heap row: twin of `PointParams::heap_slots`.
+fn heap_slots(p: PointParams) -> u32 {
+    return max(max(p.servers, 1u), p.system_limit);
 }
 
 // An empty slot of the heap: larger than any free-at time; f32::MAX, the CPU
@@ -146,6 +181,12 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
         rec_init(p.inv_hist_scale, p.slo);
         for (var i = 0u; i < c; i++) {
             hset(i, 0.0, stride, slot_lane, fast_on);
+        }
+        if (LIMITED) {
+            for (var i = c; i < heap_slots(p); i++) {
+                heap[i * stride + slot_lane] = 0.0;
+            }
+            ring_head = 0u;
         }
     } else {
         let st = state_load(slot_lane, p.inv_hist_scale, p.slo);

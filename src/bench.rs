@@ -175,6 +175,39 @@ pub fn standard_cases() -> Vec<BenchCase> {
             ),
             table: vec![0.0],
         },
+        // A capacity: one random-routed dyno of 51 with room for 20
+        // (M/M/1/20: the Kiefer–Wolfowitz kernel with c = 1 and its ring),
+        // and the central queue of 51 with 20 waiting places (M/M/51/71).
+        BenchCase {
+            name: "random finite M/M/1/20",
+            params: PointParams {
+                system_limit: 20,
+                ..point(
+                    Kernel::KieferWolfowitz,
+                    Thinning::Random,
+                    1,
+                    51,
+                    exp(0.9),
+                    1.0 / 51.0,
+                )
+            },
+            table: vec![0.0],
+        },
+        BenchCase {
+            name: "central finite M/M/51/71",
+            params: PointParams {
+                system_limit: 71,
+                ..point(
+                    Kernel::KieferWolfowitz,
+                    Thinning::None,
+                    51,
+                    1,
+                    exp(51.0 * 0.98),
+                    1.0,
+                )
+            },
+            table: vec![0.0],
+        },
     ]
 }
 

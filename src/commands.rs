@@ -1546,7 +1546,12 @@ fn size_then_run(
             run_spec.run.threads,
         );
     }
-    let extra = output::extra_columns(&run_spec.run.quantiles, &[], run_spec.patience_mode());
+    let extra = output::extra_columns(
+        &run_spec.run.quantiles,
+        &[],
+        run_spec.patience_mode(),
+        run_spec.has_capacity(),
+    );
     let mut sink = output::CsvSink::create_with(then, true, &extra)?;
     let mut hist = match &args.hist {
         Some(h) => Some(HistSink::open(h, true, false)?),
@@ -1585,6 +1590,13 @@ fn size_then_run(
             ));
             fields.extend(output::patience_fields(
                 run_spec.patience_mode(),
+                &r.point.grid,
+                &r.stats,
+                &base,
+                r.error.is_some(),
+            ));
+            fields.extend(output::capacity_fields(
+                run_spec.has_capacity(),
                 &r.point.grid,
                 &r.stats,
                 &base,

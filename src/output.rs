@@ -310,6 +310,42 @@ pub fn patience_fields(
     vec![law, num(stats.p_lost), opt(ci), exact]
 }
 
+/// The columns of a spec with a capacity (`capacity`: some point has
+/// one): the point's capacity K (`none` where it has none), then the
+/// fraction of requests refused, with its CI and its exact baseline. None
+/// without a capacity: the CSV is as it always was.
+pub fn capacity_columns(capacity: bool) -> Vec<String> {
+    if !capacity {
+        return Vec::new();
+    }
+    ["capacity", "p_block", "p_block_ci95", "analytic_p_block"]
+        .map(String::from)
+        .to_vec()
+}
+
+/// The values of [`capacity_columns`] for one point, as
+/// [`patience_fields`]'s.
+pub fn capacity_fields(
+    capacity: bool,
+    point: &GridPoint,
+    stats: &PointStats,
+    analytic: &Baseline,
+    failed: bool,
+) -> Vec<String> {
+    if !capacity {
+        return Vec::new();
+    }
+    let k = point
+        .capacity
+        .map_or_else(|| "none".to_string(), |k| k.to_string());
+    let exact = opt(analytic.p_lost.filter(|_| point.capacity.is_some()));
+    if failed {
+        return vec![k, String::new(), String::new(), exact];
+    }
+    let ci = stats.p_lost_ci95.filter(|_| stats.lost > 0);
+    vec![k, num(stats.p_lost), opt(ci), exact]
+}
+
 /// Whether `name` is one of the columns [`extra_columns`] makes (the shape
 /// `--resume` and `merge` accept after the standard header).
 pub fn is_extra_column(name: &str) -> bool {
@@ -325,15 +361,26 @@ pub fn is_extra_column(name: &str) -> bool {
                 | "p_timeout"
                 | "p_timeout_ci95"
                 | "analytic_p_timeout"
+                | "capacity"
+                | "p_block"
+                | "p_block_ci95"
+                | "analytic_p_block"
         )
 }
 
 /// The columns after [`COLUMNS`]: `--quantiles`', then `--slo`'s, then the
-/// patience axis's (`reneging`: the spec's mode where it has patience).
-pub fn extra_columns(quantiles: &[f64], slo: &[f64], reneging: Option<Reneging>) -> Vec<String> {
+/// patience axis's (`reneging`: the spec's mode where it has patience),
+/// then the capacity axis's (`capacity`: some point has one).
+pub fn extra_columns(
+    quantiles: &[f64],
+    slo: &[f64],
+    reneging: Option<Reneging>,
+    capacity: bool,
+) -> Vec<String> {
     let mut columns = quantile_columns(quantiles);
     columns.extend(slo_columns(slo));
     columns.extend(patience_columns(reneging));
+    columns.extend(capacity_columns(capacity));
     columns
 }
 

@@ -86,14 +86,58 @@ pub enum Metric {
     /// P(wait > t), as `--slo` counts it (`p_wait_gt_30`): the point is
     /// simulated with `t` as its one threshold.
     PWaitGt(f64),
+    /// The fraction of requests lost: `p_abandon`, `p_timeout` (patience)
+    /// or `p_block` (a capacity); the spec must have what loses them.
+    PLost(Lost),
+}
+
+/// What [`Metric::PLost`] counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lost {
+    Abandon,
+    Timeout,
+    Block,
+}
+
+impl Lost {
+    fn column(self) -> &'static str {
+        match self {
+            Lost::Abandon => "p_abandon",
+            Lost::Timeout => "p_timeout",
+            Lost::Block => "p_block",
+        }
+    }
+
+    /// Whether `point` loses requests this way, and if not what the spec
+    /// lacks.
+    fn check(self, point: &crate::spec::GridPoint) -> std::result::Result<(), &'static str> {
+        use crate::contract::Reneging;
+        let (ok, needs) = match self {
+            Lost::Abandon => (
+                point.reneging == Reneging::Abandon,
+                "a patience with reneging = \"abandon\"",
+            ),
+            Lost::Timeout => (
+                point.reneging == Reneging::Timeout,
+                "a patience with reneging = \"timeout\"",
+            ),
+            Lost::Block => (point.capacity.is_some(), "a capacity"),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(needs)
+        }
+    }
 }
 
 impl Metric {
     /// The metrics a target may name, for messages.
     pub const EXPECTED: &'static str = "mean_wait, p_wait, p50_wait, p90_wait, p95_wait, \
                                         p99_wait, p999_wait, qQ_wait (any quantile Q, e.g. \
-                                        q0.9999_wait), mean_sojourn, p99_sojourn or p_wait_gt_T \
-                                        (P(wait > T), e.g. p_wait_gt_30)";
+                                        q0.9999_wait), mean_sojourn, p99_sojourn, p_wait_gt_T \
+                                        (P(wait > T), e.g. p_wait_gt_30), p_abandon, p_timeout \
+                                        or p_block";
 
     pub fn parse(name: &str) -> Option<Metric> {
         let name = name.trim();
@@ -102,6 +146,9 @@ impl Metric {
             "p_wait" => return Some(Metric::PWait),
             "mean_sojourn" => return Some(Metric::MeanSojourn),
             "p99_sojourn" => return Some(Metric::P99Sojourn),
+            "p_abandon" => return Some(Metric::PLost(Lost::Abandon)),
+            "p_timeout" => return Some(Metric::PLost(Lost::Timeout)),
+            "p_block" => return Some(Metric::PLost(Lost::Block)),
             _ => {}
         }
         if let Some(t) = name.strip_prefix("p_wait_gt_") {
@@ -133,6 +180,7 @@ impl Metric {
             Metric::MeanSojourn => "mean_sojourn".into(),
             Metric::P99Sojourn => "p99_sojourn".into(),
             Metric::PWaitGt(t) => format!("p_wait_gt_{t}"),
+            Metric::PLost(l) => l.column().into(),
         }
     }
 
@@ -167,6 +215,8 @@ impl Metric {
                 s.p_wait_gt[0],
                 s.p_wait_gt_ci95[0].filter(|_| s.exceeded[0] > 0),
             ),
+            // As the CSV: no CI where no request was lost.
+            Metric::PLost(_) => (s.p_lost, s.p_lost_ci95.filter(|_| s.lost > 0)),
         }
     }
 
@@ -179,6 +229,7 @@ impl Metric {
             Metric::MeanWait => b.mean_wait,
             Metric::WaitPct(k) if WAIT_PERCENTILES[k].1 == 0.99 => b.p99_wait,
             Metric::PWaitGt(t) => b.p_wait_gt(t),
+            Metric::PLost(_) => b.p_lost,
             _ => None,
         }
     }
@@ -645,6 +696,20 @@ impl<'a> Evaluator<'a> {
         }
         let points = spec.points();
         let point = &points[0];
+        if let Metric::PLost(lost) = target.metric {
+            if let Err(needs) = lost.check(point) {
+                return Err(crate::UsageError(format!(
+                    "--target: '{target}' needs {needs} in the spec; expected a target on \
+                     what the spec's requests can lose, or the spec's {} axis",
+                    if lost == Lost::Block {
+                        "capacity"
+                    } else {
+                        "patience"
+                    }
+                ))
+                .into());
+            }
+        }
         if !point.stable {
             return Ok(Eval::unstable(n));
         }

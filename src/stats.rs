@@ -469,8 +469,9 @@ pub struct PointStats {
     /// wait exceeded their patience (abandoned, or timed out), the mean
     /// over the replications of their exact fractions (`RepResult::lost`
     /// over the requests that arrived), with the Student t CI over
-    /// replications, and the requests lost (all replications). Under
-    /// abandonment every other statistic is over the served requests.
+    /// replications, and the requests lost (all replications); under a
+    /// capacity, the fraction refused (blocked). Under abandonment or a
+    /// capacity every other statistic is over the served requests.
     pub p_lost: f64,
     pub p_lost_ci95: Option<f64>,
     pub lost: u64,
@@ -661,13 +662,17 @@ pub fn point_stats(
     batches: &[&[u64]],
     scale: f64,
     service_cdf: &dyn Fn(f64) -> f64,
-    reneging: crate::contract::Reneging,
+    drops_late: bool,
 ) -> PointStats {
-    // Under abandonment the waits are the served requests' (all but the
-    // lost); otherwise every request that arrived was served.
-    let served = |r: &RepResult| match reneging {
-        crate::contract::Reneging::Abandon => r.customers.saturating_sub(r.lost),
-        _ => r.customers,
+    // Where late requests are dropped (abandoned, or refused by a full
+    // queue: `PointParams::drops_late`) the waits are the served requests'
+    // (all but the lost); otherwise every request that arrived was served.
+    let served = |r: &RepResult| {
+        if drops_late {
+            r.customers.saturating_sub(r.lost)
+        } else {
+            r.customers
+        }
     };
     let n = reps.len();
     let col =

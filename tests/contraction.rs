@@ -1277,7 +1277,7 @@ fn geometric_counts(@builtin(global_invocation_id) id: vec3<u32>) {
 fn sampler_test_module() -> String {
     format!(
         "{contract}const ARRIVAL_KIND: u32 = 0u;\nconst SERVICE_KIND: u32 = 0u;\n\
-         const THINNING: u32 = 0u;\nconst RENEGING: u32 = 0u;\nconst FAST_HEAP: bool = false;\n\
+         const THINNING: u32 = 0u;\nconst RENEGING: u32 = 0u;\nconst LIMITED: bool = false;\nconst FAST_HEAP: bool = false;\n\
          const FAST_HEAP_IN_WORKGROUP: bool = false;\nconst PRIVATE_HEAP_LEN: u32 = 1u;\n\
          const WORKGROUP_HEAP_LEN: u32 = 1u;\n{}\n{RNG_WGSL}\n{SAMPLING_WGSL}\n{TEST_ENTRIES}",
         include_str!("../shaders/common.wgsl"),

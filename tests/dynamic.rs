@@ -319,7 +319,7 @@ fn engine_points(toml: &str) -> Vec<(GridPoint, Vec<RepResult>, PointStats)> {
                 &batches,
                 p.scale,
                 &|x| p.grid.service.cdf(x),
-                p.params.reneging(),
+                p.params.drops_late(),
             );
             (p.grid.clone(), out.reps, stats)
         })

@@ -527,7 +527,7 @@ fn open_gpu() -> Option<TestGpu> {
             .expect("device");
     let source = format!(
         "{contract}const ARRIVAL_KIND: u32 = 0u;\nconst SERVICE_KIND: u32 = 0u;\n\
-         const THINNING: u32 = 0u;\nconst RENEGING: u32 = 0u;\nconst FAST_HEAP: bool = false;\n\
+         const THINNING: u32 = 0u;\nconst RENEGING: u32 = 0u;\nconst LIMITED: bool = false;\nconst FAST_HEAP: bool = false;\n\
          const FAST_HEAP_IN_WORKGROUP: bool = false;\nconst PRIVATE_HEAP_LEN: u32 = 1u;\n\
          const WORKGROUP_HEAP_LEN: u32 = 1u;\nconst REPS: u32 = {REPS}u;\n\
          const DRAWS: u32 = {DRAWS}u;\nconst FUNCTIONS: u32 = {FUNCTIONS}u;\n\

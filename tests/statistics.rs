@@ -536,7 +536,7 @@ fn percentiles_past_the_histogram_range_are_simulated_again_and_converge() {
         &batches,
         p.scale,
         &|x| p.grid.service.cdf(x),
-        p.params.reneging(),
+        p.params.drops_late(),
     );
     assert!(fixed.hist_range.overflow, "{fixed:?}");
     assert!(fixed.max_wait > top);

@@ -69,6 +69,7 @@
 //! - `tests.rs`: unit tests.
 
 mod approximations;
+pub mod capacity;
 mod erlang;
 pub mod finite;
 mod gi_m_1;
@@ -175,6 +176,7 @@ pub struct Baseline {
     /// "exact:md1", "exact:er_m_1", "exact:gi_m_1",
     /// "exact:erlang_a", "exact:mm1_det_patience", "exact:mmc_det_patience",
     /// "exact:mg1_det_patience" (abandonment: `patience`),
+    /// "exact:mm1k", "exact:mmck", "exact:erlang_b" (a capacity: `capacity`),
     /// "approx:kraemer_langenbach_belz", "approx:allen_cunneen",
     /// "approx:mean_field_pod", "none",
     /// "unstable". An `approx:` label covers both numbers (the p99 then comes
@@ -191,6 +193,10 @@ pub struct Baseline {
     /// Under abandonment, where exact: the queue's law (`impatience`), whose
     /// served requests' wait tail answers [`Baseline::p_wait_gt`].
     pub served: Option<Box<impatience::Impatience>>,
+    /// Under a capacity, where exact: the finite queue's law (`finite`),
+    /// whose admitted requests' wait tail answers [`Baseline::p_wait_gt`];
+    /// its blocking probability is `p_lost`.
+    pub limited: Option<Box<finite::Finite>>,
 }
 
 /// An exact law of the FCFS wait's tail.
@@ -224,6 +230,7 @@ impl Baseline {
             wait_tail: None,
             p_lost: None,
             served: None,
+            limited: None,
         }
     }
 
@@ -237,9 +244,10 @@ impl Baseline {
     /// The exact P(W > t), where the baseline knows the wait's law (under
     /// abandonment, the served requests' wait).
     pub fn p_wait_gt(&self, t: f64) -> Option<f64> {
-        match &self.served {
-            Some(r) => r.p_served_wait_gt(t),
-            None => self.wait_tail.and_then(|w| w.p_wait_gt(t)),
+        match (&self.served, &self.limited) {
+            (Some(r), _) => r.p_served_wait_gt(t),
+            (None, Some(f)) => f.p_wait_gt(t),
+            (None, None) => self.wait_tail.and_then(|w| w.p_wait_gt(t)),
         }
     }
 

@@ -67,12 +67,15 @@ fn p_timeout(plain: &Baseline, patience: &LawMoments) -> Option<f64> {
 
 /// The queue one simulated replication is, under abandonment: Poisson
 /// arrivals at `lambda` to `servers` servers.
-struct PoissonQueue {
-    lambda: f64,
-    servers: u32,
+pub(super) struct PoissonQueue {
+    pub lambda: f64,
+    pub servers: u32,
 }
 
-fn poisson_queue(q: &QueueInput) -> Option<PoissonQueue> {
+/// The Poisson queue a replication of `q` simulates, where its arrivals
+/// are Poisson: one dyno (λ/R, `workers` servers) under random routing,
+/// the whole fleet under central; None otherwise.
+pub(super) fn poisson_queue(q: &QueueInput) -> Option<PoissonQueue> {
     if !is_exponential(&q.arrival) || q.policy.is_dynamic() {
         return None;
     }

@@ -63,7 +63,11 @@ pub fn loop_cost_per_customer(p: &PointParams) -> u64 {
     let queue = match p.kernel() {
         // The sift (floor(log2 c) levels, with a margin) and the amortized
         // rebase loop.
-        Kernel::KieferWolfowitz => 2 * u64::from(32 - p.servers.max(1).leading_zeros()) + 3,
+        // A capacity adds the ring's read and write and its amortized
+        // rebase.
+        Kernel::KieferWolfowitz => {
+            2 * u64::from(32 - p.servers.max(1).leading_zeros()) + 3 + 3 * u64::from(p.limited())
+        }
         Kernel::Dispatch => dispatch_loops_per_customer(p),
         Kernel::Lindley => 0,
     };

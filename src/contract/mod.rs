@@ -233,7 +233,13 @@ pub struct PointParams {
     /// A [`Reneging`] code: what [`PointParams::patience`] does (none:
     /// patience is never drawn, the plain queue).
     pub reneging: u32,
-    pub _pad1: u32,
+    /// The `capacity` axis, K: at most this many requests in the simulated
+    /// queue (waiting and in service); an arrival that finds K is refused
+    /// (blocked: counted in [`RepResult::lost`], never served nor
+    /// recorded). 0: no limit. Only [`Kernel::KieferWolfowitz`] (which
+    /// also runs a limited one-server queue) reads it; at least `servers`,
+    /// at most [`MAX_CAPACITY`].
+    pub system_limit: u32,
     /// `--slo`: the wait thresholds t whose exceedances P(wait > t) the
     /// recorder counts, exactly, per replication ([`RepResult::exceed`]);
     /// up to [`MAX_SLO_THRESHOLDS`], in the spec's time unit, compared in
@@ -245,6 +251,13 @@ pub struct PointParams {
     /// [`Reneging::None`] (unused otherwise).
     pub patience: Law,
 }
+
+/// The largest capacity K a point may have: the Kiefer–Wolfowitz kernels
+/// keep K slots per replication (free-at times and a ring of start times)
+/// and loop over them at each rebase, so K is held to the GPU's largest
+/// queue ([`MAX_GPU_SERVERS`](crate::engine::gpu::MAX_GPU_SERVERS)'s value)
+/// on both engines, which keeps their numbers the same.
+pub const MAX_CAPACITY: u32 = 65_535;
 
 /// Wait thresholds one run can count (`PointParams::slo`): the recorder
 /// compares each recorded wait with all of them in one 4-lane comparison.
@@ -298,6 +311,31 @@ impl PointParams {
                 length: total.max(1),
             },
         }
+    }
+
+    /// Whether the point's queue refuses arrivals beyond
+    /// [`PointParams::system_limit`].
+    #[inline(always)]
+    pub fn limited(&self) -> bool {
+        self.system_limit > 0
+    }
+
+    /// Slots of a Kiefer–Wolfowitz replication's row in the heap buffer:
+    /// its `servers` free-at times, then, under a capacity K, a ring of the
+    /// start times of the last K − `servers` admitted requests (see
+    /// `shaders/kiefer_wolfowitz.wgsl`).
+    #[inline(always)]
+    pub fn heap_slots(&self) -> u32 {
+        self.servers.max(1).max(self.system_limit)
+    }
+
+    /// Whether a request that finds the queue `late` (its wait beyond its
+    /// patience under abandonment, or the queue full) is dropped: counted
+    /// in [`RepResult::lost`], neither served nor recorded. Twin of
+    /// `DROPS_LATE` in `shaders/common.wgsl`.
+    #[inline(always)]
+    pub fn drops_late(&self) -> bool {
+        self.limited() || self.reneging() == Reneging::Abandon
     }
 
     /// What the point's patience does.
@@ -491,7 +529,9 @@ pub struct RepResult {
     /// Recorded requests whose wait exceeded their patience: timed out
     /// ([`Reneging::Timeout`], recorded all the same) or abandoned
     /// ([`Reneging::Abandon`], in none of the other fields, whose means are
-    /// over the `customers − lost` served requests). 0 without patience.
+    /// over the `customers − lost` served requests); or, under a capacity
+    /// ([`PointParams::system_limit`]), refused (blocked, likewise in no
+    /// other field). 0 without either.
     pub lost: u32,
 }
 

@@ -280,15 +280,16 @@ impl Kind {
     /// name. A test checks that every column of `output::TABLE` has one.
     pub fn known(name: &str) -> Option<Kind> {
         Some(match name {
-            "routing" | "arrival" | "service" | "backend" | "analytic_method" | "error" => {
-                Kind::Text
-            }
+            // The patience law and the capacity K are "none" where a point
+            // has none: text, whatever the cells.
+            "routing" | "arrival" | "service" | "backend" | "analytic_method" | "error"
+            | "patience" | "capacity" => Kind::Text,
             "stable" | "converged" => Kind::Bool,
             "point" | "servers" | "workers" | "reps" | "customers" | "warmup" | "choices"
             | "routers" | "waited" | "max_in_system" | "warmup_truncation" | "count" => Kind::Int,
             "seed" => Kind::UInt,
             "lambda" | "rho" | "seconds" | "customers_per_s" | "bin_lower" | "bin_upper"
-            | "ccdf" => Kind::Float,
+            | "ccdf" | "p_abandon" | "p_timeout" | "p_block" => Kind::Float,
             _ if name.ends_with("_wait")
                 || name.ends_with("_ci95")
                 || name.ends_with("_upper95")

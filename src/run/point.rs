@@ -76,10 +76,17 @@ pub struct Pilot {
 pub fn point_params(spec: &Spec, g: &GridPoint, table: &mut Vec<f32>) -> PointParams {
     let shape = g.routing.shape(g.servers, g.workers, g.routers);
     let seed = spec.run.seed;
+    // A capacity needs the number in system, which Lindley's recursion does
+    // not know: a limited one-server queue runs on the Kiefer–Wolfowitz
+    // kernel (c = 1), which keeps the ring of start times.
+    let kernel = match (shape.kernel, g.capacity) {
+        (crate::contract::Kernel::Lindley, Some(_)) => crate::contract::Kernel::KieferWolfowitz,
+        (k, _) => k,
+    };
     PointParams {
         arrival: g.arrival.to_law(table),
         service: g.service.to_law(table),
-        kernel: shape.kernel.code(),
+        kernel: kernel.code(),
         thinning: shape.thinning.code(),
         servers: shape.servers,
         route_n: shape.route_n,
@@ -104,6 +111,7 @@ pub fn point_params(spec: &Spec, g: &GridPoint, table: &mut Vec<f32>) -> PointPa
             .patience
             .as_ref()
             .map_or_else(crate::contract::Law::default, |d| d.to_law(table)),
+        system_limit: g.capacity.unwrap_or(0),
         ..PointParams::default()
     }
     .with_ln_keep()
@@ -123,9 +131,12 @@ pub fn analytic_table(spec: &Spec) -> Table {
 }
 
 /// The analytic baseline of a grid point (with its patience, if any:
-/// `analytic::patience`).
+/// `analytic::patience`; with its capacity: `analytic::capacity`).
 pub fn baseline(g: &GridPoint) -> Baseline {
     let q = queue_input(g);
+    if let Some(k) = g.capacity {
+        return analytic::capacity::with_capacity(&q, k);
+    }
     let plain = analytic::baseline(&q);
     match &g.patience {
         Some(patience) => analytic::patience::with_patience(

@@ -367,7 +367,7 @@ fn finish_round(p: &PreparedPoint, st: &mut State) {
         &batches,
         st.scale,
         &|x| service.cdf(x),
-        p.params.reneging(),
+        p.params.drops_late(),
     );
     if !st.rescale(p) {
         st.plan(p);

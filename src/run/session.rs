@@ -616,6 +616,13 @@ impl Session {
             &base,
             r.error.is_some(),
         ));
+        fields.extend(crate::output::capacity_fields(
+            self.spec.has_capacity(),
+            &r.point.grid,
+            &r.stats,
+            &base,
+            r.error.is_some(),
+        ));
         self.sink
             .as_mut()
             .expect("Session::begin opened the CSV")
@@ -636,6 +643,7 @@ impl Session {
             &self.spec.run.quantiles,
             &self.spec.run.slo,
             self.spec.patience_mode(),
+            self.spec.has_capacity(),
         )
     }
 

@@ -25,9 +25,9 @@ use crate::routing::Routing;
 
 /// Keys of the `[sweep]` table, in grid nesting order (outermost first;
 /// `lambda` and `rho` are the two spellings of the load axis).
-pub const SWEEP_KEYS: [&str; 10] = [
+pub const SWEEP_KEYS: [&str; 11] = [
     "routing", "choices", "routers", "servers", "workers", "arrival", "lambda", "rho", "service",
-    "patience",
+    "patience", "capacity",
 ];
 /// Default of the `choices` axis (power of two choices).
 pub const DEFAULT_CHOICES: u32 = 2;
@@ -54,6 +54,8 @@ pub(super) struct Axes {
     service: Option<Vec<Dist>>,
     /// Each request's patience (`None` elements: "none", no patience).
     patience: Option<Vec<Option<Dist>>>,
+    /// Requests a queue may hold (`None` elements: "none", no limit).
+    capacity: Option<Vec<Option<u32>>>,
     /// Ranges the axes were written with (see `ranges`), for the notes.
     ranges: Vec<Expansion>,
 }
@@ -229,6 +231,17 @@ impl Axes {
                     }
                     self.patience = Some(out);
                 }
+                "capacity" => {
+                    let mut out = Vec::new();
+                    for e in axis_items(v, &loc, EXPECT_CAPACITY)? {
+                        let k = match e.get_ref() {
+                            DeValue::String(s) => parse_capacity(s),
+                            other => capacity_value(de_int(other), &show(other)),
+                        };
+                        out.push(k.map_err(|m| elem_loc(e).err(m))?);
+                    }
+                    self.capacity = Some(out);
+                }
                 _ => {
                     let hint = if is_run_key(key) {
                         format!(" ({key} belongs in [run])")
@@ -346,6 +359,13 @@ impl Axes {
             }
             self.patience = Some(out);
         }
+        if let Some(items) = split_flag("capacity", &a.axes.capacity, EXPECT_CAPACITY)? {
+            let mut out = Vec::new();
+            for s in items {
+                out.push(parse_capacity(&s).map_err(|m| Loc::Flag("capacity").err(m))?);
+            }
+            self.capacity = Some(out);
+        }
         let mut ranges = Vec::new();
         let mut loads = |flag: &'static str, values: &[String], expected: &str| {
             flag_items(flag, values, expected, |s| {
@@ -433,6 +453,7 @@ impl Axes {
             load,
             service,
             patience: self.patience.unwrap_or_else(|| vec![None]),
+            capacity: self.capacity.unwrap_or_else(|| vec![None]),
             run,
             source,
             ranges: super::Ranges(self.ranges),
@@ -466,6 +487,28 @@ fn parse_patience(text: &str, base_dir: &Path) -> Result<Option<Dist>, String> {
     Dist::parse(text, Role::Service, base_dir)
         .map(Some)
         .map_err(|e| e.to_string())
+}
+
+const EXPECT_CAPACITY: &str = "integers from 1 to 65535 (requests a dyno, or the central queue, \
+                               may hold, waiting and in service), or \"none\"";
+
+/// A `capacity` element written as text: "none" (no limit) or an integer.
+fn parse_capacity(text: &str) -> Result<Option<u32>, String> {
+    if text.trim() == "none" {
+        return Ok(None);
+    }
+    capacity_value(str_int(text), &quote(text.trim()))
+}
+
+/// A capacity K: an integer from 1 to [`MAX_CAPACITY`].
+///
+/// [`MAX_CAPACITY`]: crate::contract::MAX_CAPACITY
+fn capacity_value(int: Option<i128>, shown: &str) -> Result<Option<u32>, String> {
+    let max = crate::contract::MAX_CAPACITY;
+    match int.and_then(count) {
+        Some(k) if k <= max => Ok(Some(k)),
+        _ => Err(invalid_count(shown, int, u64::from(max), EXPECT_CAPACITY)),
+    }
 }
 
 /// A spec file's string element written as a range (`"0.5:0.95:0.05"`).

@@ -49,6 +49,9 @@ pub struct AxisArgs {
     /// Each request's patience: a law such as 'det(value=30)' or 'exp(mean=60)', or none (see --reneging) [list; default none]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub patience: Vec<String>,
+    /// Requests a dyno (or the central queue) may hold, waiting and in service; arrivals beyond are refused: integers from 1 to 65535, or none [list; default none]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub capacity: Vec<String>,
 }
 
 /// Flags of `qsweep run`: one per axis and setting, each overriding the spec

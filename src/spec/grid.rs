@@ -40,6 +40,7 @@ impl Spec {
             self.load.len(),
             self.service.len(),
             self.patience.len(),
+            self.capacity.len(),
         ]
         .iter()
         .fold(per_routing, |n, &len| n.saturating_mul(len as u64))
@@ -81,8 +82,13 @@ impl Spec {
                         self.arrival.iter().flat_map(move |arrival| {
                             self.load.iter().flat_map(move |&load| {
                                 self.service.iter().flat_map(move |service| {
-                                    self.patience.iter().map(move |patience| {
-                                        (policy, servers, workers, arrival, load, service, patience)
+                                    self.patience.iter().flat_map(move |patience| {
+                                        self.capacity.iter().map(move |&capacity| {
+                                            (
+                                                policy, servers, workers, arrival, load, service,
+                                                patience, capacity,
+                                            )
+                                        })
                                     })
                                 })
                             })
@@ -102,6 +108,7 @@ impl Spec {
                         load,
                         service,
                         patience,
+                        limit,
                     ),
                 )| {
                     let capacity = f64::from(servers) * f64::from(workers);
@@ -132,11 +139,14 @@ impl Spec {
                             Some(_) => self.run.reneging,
                             None => crate::contract::Reneging::None,
                         },
+                        capacity: limit,
                         rho,
                         // Abandonment bounds every wait by the patience:
                         // the queue is stable at any load (Baccelli, Boyer
-                        // & Hébuterne 1984); timeouts change nothing.
+                        // & Hébuterne 1984); timeouts change nothing. A
+                        // capacity bounds the queue itself.
                         stable: rho < 1.0
+                            || limit.is_some()
                             || (patience.is_some()
                                 && self.run.reneging == crate::contract::Reneging::Abandon),
                     }
@@ -237,6 +247,36 @@ impl Spec {
                     c.routing
                 )));
             }
+            if let Some(k) = c.capacity {
+                if c.routing.is_dynamic(c.routers) {
+                    return Err(SpecError(format!(
+                        "point {} ({}): capacity: {} does not model a capacity yet; expected \
+                         routing random, round_robin or central (one router) with a capacity",
+                        c.index,
+                        what(),
+                        c.routing
+                    )));
+                }
+                if c.patience.is_some() {
+                    return Err(SpecError(format!(
+                        "point {} ({}): capacity: a capacity and a patience together are not \
+                         modelled yet; expected capacity = \"none\" or patience = \"none\"",
+                        c.index,
+                        what()
+                    )));
+                }
+                // The queue's own servers: a dyno's workers, or the whole
+                // fleet behind the central queue.
+                let queue = c.routing.shape(c.servers, c.workers, c.routers).servers;
+                if k < queue {
+                    return Err(SpecError(format!(
+                        "point {} ({}): capacity: {k} is below the queue's {queue} servers; \
+                         expected a capacity >= {queue} (the requests in service count)",
+                        c.index,
+                        what()
+                    )));
+                }
+            }
             if !c.stable && !self.run.allow_unstable {
                 return Err(SpecError(format!(
                     "point {} ({}): unstable, rho = {:.3} >= 1; lower lambda or rho, add \
@@ -266,6 +306,12 @@ impl Spec {
         if self.patience.len() > 1 {
             let law = p.patience.as_ref().map_or("none", |d| d.text());
             let _ = write!(s, " patience={law}");
+        }
+        if self.capacity.len() > 1 {
+            let k = p
+                .capacity
+                .map_or_else(|| "none".to_string(), |k| k.to_string());
+            let _ = write!(s, " capacity={k}");
         }
         s
     }

@@ -105,6 +105,10 @@ pub struct Spec {
     /// the one element of a spec that does not mention it); what it does
     /// is `run.reneging`.
     pub patience: Vec<Option<Dist>>,
+    /// Requests a queue (a dyno, or the central queue) may hold, waiting
+    /// and in service, the innermost axis after patience (`None`: no
+    /// limit, the one element of a spec that does not mention it).
+    pub capacity: Vec<Option<u32>>,
     pub run: RunSettings,
     /// [`SEED_SOURCE`] or the spec file's path.
     pub source: String,
@@ -146,6 +150,9 @@ pub struct GridPoint {
     pub patience: Option<Dist>,
     /// What the patience does (`Reneging::None` without patience).
     pub reneging: crate::contract::Reneging,
+    /// At most this many requests in a dyno (or the central queue); an
+    /// arrival that finds it full is refused (`None`: no limit).
+    pub capacity: Option<u32>,
     /// λ·E\[S\] / (servers·workers).
     pub rho: f64,
     /// `rho < 1`.
@@ -223,6 +230,12 @@ impl Spec {
             .then_some(self.run.reneging)
     }
 
+    /// Whether some point has a capacity (then the CSV has the capacity
+    /// columns).
+    pub fn has_capacity(&self) -> bool {
+        self.capacity.iter().any(Option::is_some)
+    }
+
     pub fn to_toml(&self) -> String {
         let list = |items: Vec<String>| format!("[{}]", items.join(", "));
         let mut t = String::new();
@@ -284,6 +297,19 @@ impl Spec {
                     self.patience
                         .iter()
                         .map(|d| toml_str(d.as_ref().map_or("none", |d| d.text())))
+                        .collect()
+                )
+            );
+        }
+        // Likewise the capacity.
+        if self.capacity != [None] {
+            let _ = writeln!(
+                t,
+                "capacity = {}",
+                list(
+                    self.capacity
+                        .iter()
+                        .map(|k| k.map_or_else(|| toml_str("none"), |k| k.to_string()))
                         .collect()
                 )
             );

@@ -843,7 +843,7 @@ fn unknown_tables_and_keys_are_refused() {
     assert_eq!(
         e,
         "spec.toml:3: [sweep] unknown key 'sever'; expected one of routing, choices, \
-         routers, servers, workers, arrival, lambda, rho, service, patience"
+         routers, servers, workers, arrival, lambda, rho, service, patience, capacity"
     );
     let e = file_err(&format!("{MINI}[run]\nreps = 2\nthread = 4\n"));
     assert!(

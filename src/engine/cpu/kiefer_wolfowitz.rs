@@ -3,7 +3,7 @@
 //! (each lane does exactly what one GPU invocation does).
 
 use super::record::Recorders;
-use crate::contract::{rebase_period, PointParams, Reneging, RepResult};
+use crate::contract::{rebase_period, PointParams, RepResult};
 use crate::engine::Watch;
 use crate::sampling::{ln_keep, Sampler, ANY};
 
@@ -18,6 +18,15 @@ use crate::sampling::{ln_keep, Sampler, ANY};
 /// current arrival every `rebase_period` customers, keeping f32 precision
 /// (subtracting a constant and clamping at 0 preserves heap order). `heap`
 /// holds the lanes' heaps one after another.
+///
+/// Under a capacity K ([`PointParams::system_limit`], also for a limited
+/// one-server queue) each lane also keeps a ring of the start times of its
+/// last K − c admitted requests: FCFS starts never decrease, so K − c or
+/// more of them after the arrival's time t (all servers busy, K in the
+/// system) is exactly the ring's oldest start being after t, and the
+/// arrival is refused (K = c: whenever it would wait; Erlang's loss
+/// system). A refused request takes no server and is counted in `lost`,
+/// not recorded, as in `shaders/kiefer_wolfowitz.wgsl`.
 ///
 /// Hands every customer's wait (warm-up included) to `on_customer`, as
 /// [`lindley_traced`](super::lindley_traced) does; reads the laws at run
@@ -79,8 +88,14 @@ pub(super) fn kiefer_wolfowitz_loop<
     let mut rng = Sampler::<N>::new(p, reps, table);
     let lk = ln_keep(p);
     let mut rec = Recorders::<N>::new(p);
-    let period = rebase_period(p.servers);
-    let abandon = p.reneging() == Reneging::Abandon;
+    let period = rebase_period(p.heap_slots());
+    let drops = p.drops_late();
+    let limited = p.limited();
+    // Lane l's ring is ring[l * ring_len..][..ring_len], its oldest slot
+    // ring_head[l].
+    let ring_len = (p.heap_slots() as usize).saturating_sub(c);
+    let mut ring = vec![0.0f32; if limited { ring_len * N } else { 0 }];
+    let mut ring_head = [0usize; N];
     let mut t = [0.0f32; N];
     let mut since_rebase = 0u32;
     let mut wait = [0.0f32; N];
@@ -101,6 +116,13 @@ pub(super) fn kiefer_wolfowitz_loop<
                     *h = (*h - t[l]).max(0.0);
                 }
             }
+            if limited {
+                for (l, lane_ring) in ring.chunks_exact_mut(ring_len.max(1)).enumerate() {
+                    for s in lane_ring {
+                        *s = (*s - t[l]).max(0.0);
+                    }
+                }
+            }
             t = [0.0; N];
             since_rebase = 0;
         }
@@ -108,12 +130,26 @@ pub(super) fn kiefer_wolfowitz_loop<
             wait[l] = (heap[l * stride] - t[l]).max(0.0);
         }
         let service = rng.draw_as::<S>(&p.service);
-        let late = rng.late(p, &wait);
-        // A request that abandons takes no server: its root is "replaced"
-        // by its own free-at time, which the sift leaves in place (the root
-        // is the smallest), as the shader does without a branch.
+        let mut late = rng.late(p, &wait);
+        if limited {
+            for l in 0..N {
+                late[l] = wait[l] > 0.0;
+                if ring_len > 0 {
+                    let oldest = &mut ring[l * ring_len + ring_head[l]];
+                    late[l] = *oldest > t[l];
+                    if !late[l] {
+                        *oldest = t[l] + wait[l];
+                        ring_head[l] = (ring_head[l] + 1) % ring_len;
+                    }
+                }
+            }
+        }
+        // A request that abandons (or is refused) takes no server: its root
+        // is "replaced" by its own free-at time, which the sift leaves in
+        // place (the root is the smallest), as the shader does without a
+        // branch.
         let free_at: [f32; N] = std::array::from_fn(|l| {
-            if abandon && late[l] {
+            if drops && late[l] {
                 heap[l * stride]
             } else {
                 t[l] + wait[l] + service[l]

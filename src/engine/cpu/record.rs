@@ -66,7 +66,9 @@ pub(super) struct Recorders<const N: usize> {
     /// (the lanes record different requests; `in_block` counts for all of
     /// them otherwise).
     lane_in_block: [u32; N],
-    reneging: Reneging,
+    /// What a late request is: served and counted (a timeout), dropped
+    /// (abandoned, or refused by a full queue), or never late.
+    late_rule: LateRule,
     /// wait, sojourn, service, interarrival
     total: [[Kahan; 4]; N],
     /// The Kahan sums of the segments done (`end_segment`), added in order.
@@ -79,6 +81,18 @@ pub(super) struct Recorders<const N: usize> {
 #[repr(C, align(32))]
 struct Aligned<T>(T);
 
+/// What [`Recorders::record_request`] does with a late request (twin of
+/// `rec_request`'s constants `RENEGING`, `DROPS_LATE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LateRule {
+    /// No patience, no capacity: nothing is late.
+    Never,
+    /// A timeout: served and recorded, counted in `lost`.
+    Counted,
+    /// Abandoned or refused: counted in `lost`, not recorded.
+    Dropped,
+}
+
 impl<const N: usize> Recorders<N> {
     pub(super) fn new(p: &PointParams) -> Self {
         Self {
@@ -87,7 +101,13 @@ impl<const N: usize> Recorders<N> {
             exceed: [[0; N]; 4],
             lost: [0; N],
             lane_in_block: [0; N],
-            reneging: p.reneging(),
+            late_rule: if p.drops_late() {
+                LateRule::Dropped
+            } else if p.reneging() == Reneging::Timeout {
+                LateRule::Counted
+            } else {
+                LateRule::Never
+            },
             total: [[Kahan::default(); 4]; N],
             done: [[0.0; 4]; N],
             block: [[0.0; N]; 4],
@@ -143,9 +163,9 @@ impl<const N: usize> Recorders<N> {
         }
     }
 
-    /// Record one request per lane whose wait was `late` (beyond its
-    /// patience; all false without reneging): recorded unless it abandoned,
-    /// counted as lost if late. Twin of `rec_request`.
+    /// Record one request per lane that was `late` (its wait beyond its
+    /// patience, or the queue full; all false without either): recorded
+    /// unless dropped, counted as lost if late. Twin of `rec_request`.
     #[inline(always)]
     pub(super) fn record_request(
         &mut self,
@@ -156,15 +176,15 @@ impl<const N: usize> Recorders<N> {
         interarrival: &[f32; N],
         late: &[bool; N],
     ) {
-        match self.reneging {
-            Reneging::None => self.record(hist, active, wait, service, interarrival),
-            Reneging::Timeout => {
+        match self.late_rule {
+            LateRule::Never => self.record(hist, active, wait, service, interarrival),
+            LateRule::Counted => {
                 for (n, &l) in self.lost.iter_mut().zip(late) {
                     *n += u32::from(l);
                 }
                 self.record(hist, active, wait, service, interarrival);
             }
-            Reneging::Abandon => {
+            LateRule::Dropped => {
                 self.record_served(hist, active, wait, service, interarrival, late)
             }
         }
@@ -268,7 +288,7 @@ impl<const N: usize> Recorders<N> {
     pub(super) fn finish(mut self, customers: u32, status: [u32; N]) -> [RepResult; N] {
         self.end_segment();
         std::array::from_fn(|l| {
-            let dropped = if self.reneging == Reneging::Abandon {
+            let dropped = if self.late_rule == LateRule::Dropped {
                 self.lost[l]
             } else {
                 0

@@ -59,9 +59,11 @@ pub struct LaneState {
     pub recorded: u32,
     pub max_wait: f32,
     pub max_sojourn: f32,
-    /// The recorder's requests lost to their patience.
+    /// The recorder's requests lost to their patience or refused.
     pub lost: u32,
-    pub _pad1: u32,
+    /// Kiefer–Wolfowitz under a capacity: the ring slot of the oldest
+    /// start time kept (`ring_head` in common.wgsl).
+    pub ring_head: u32,
     pub _pad2: u32,
 }
 
@@ -178,7 +180,7 @@ mod tests {
                     ln_keep,
                     capacity,
                     reneging,
-                    _pad1,
+                    system_limit,
                     slo,
                     patience,
                 }),
@@ -242,7 +244,7 @@ mod tests {
                     max_wait,
                     max_sojourn,
                     lost,
-                    _pad1,
+                    ring_head,
                     _pad2,
                 }),
             ),

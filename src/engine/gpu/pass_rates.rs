@@ -265,7 +265,14 @@ impl PassRates {
             // Shared by the dispatch's replications.
             None => first * START_LOOPS_PER_SECOND / d.lanes() as f64,
         };
-        (loops / d.cost as f64).clamp(1.0, f64::from(MAX_PASS_CUSTOMERS)) as u32
+        // Rounded up: a pass mostly fixed cost (lavapipe's jsq: 1 customer
+        // in 20 ms against a 30 ms target) is modelled as all loops until
+        // passes of two lengths have been measured, and is asked to grow by
+        // target / time, 1.5; rounded down, 1.5 customers stayed 1 for
+        // ever (the CLI's hardware-planned run took 1 customer a pass).
+        (loops / d.cost as f64)
+            .ceil()
+            .clamp(1.0, f64::from(MAX_PASS_CUSTOMERS)) as u32
     }
 
     /// Account for a retired pass of `d` that ran `customers` per replication
@@ -285,6 +292,15 @@ impl PassRates {
                 longest: 0.0,
             })
             .add(d.lanes(), loops, seconds);
+    }
+
+    /// The fitted model of `d`'s pipeline (fixed seconds per pass, seconds
+    /// per loop iteration of one replication, longest pass in loops), for
+    /// `QSWEEP_DEBUG_PASSES`.
+    pub fn fitted(&self, d: &DispatchPlan) -> Option<(f64, f64, f64)> {
+        self.models
+            .get(&d.spec)
+            .map(|m| (m.fixed, m.per_loop, m.longest))
     }
 
     /// The fitted model of `d`'s pipeline: (fixed seconds per pass, seconds

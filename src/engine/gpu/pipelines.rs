@@ -27,6 +27,10 @@ pub struct Specialization {
     /// patience law itself is read at run time, `draw` in sampling.wgsl: one
     /// more law per request is not worth a pipeline per patience law).
     pub reneging: Reneging,
+    /// Kiefer–Wolfowitz under a capacity (`PointParams::system_limit`), as
+    /// the WGSL constant `LIMITED`: arrivals that find the queue full are
+    /// refused; without, the kernel compiles to the unlimited queue.
+    pub limited: bool,
     /// Kiefer–Wolfowitz: the servers a queue's heap may have to be held in
     /// fast memory during a pass (a power of two from 8 to
     /// [`FAST_HEAP_MAX_SERVERS`], so a few pipelines serve every small queue
@@ -87,6 +91,7 @@ impl Specialization {
             service: p.service.kind(),
             thinning: p.effective_thinning(),
             reneging: p.reneging(),
+            limited: p.limited(),
             fast_heap: if p.kernel() == Kernel::KieferWolfowitz
                 && p.servers <= FAST_HEAP_MAX_SERVERS
             {
@@ -128,6 +133,7 @@ impl Specialization {
             service: LawKind::Exp,
             thinning: Thinning::None,
             reneging: Reneging::None,
+            limited: false,
             fast_heap: 0,
         }
     }
@@ -155,6 +161,7 @@ impl Specialization {
              const SERVICE_KIND: u32 = {service}u;\n\
              const THINNING: u32 = {thinning}u;\n\
              const RENEGING: u32 = {reneging}u;\n\
+             const LIMITED: bool = {limited};\n\
              const FAST_HEAP: bool = {fast};\n\
              const FAST_HEAP_SERVERS: u32 = {fast_servers}u;\n\
              const FAST_HEAP_IN_WORKGROUP: bool = {in_workgroup};\n\
@@ -166,6 +173,7 @@ impl Specialization {
             service = self.service.code(),
             thinning = self.thinning.code(),
             reneging = self.reneging.code(),
+            limited = self.limited,
             fast = self.fast_heap > 0,
             fast_servers = self.fast_heap,
             in_workgroup = memory == HeapMemory::Workgroup,

@@ -63,7 +63,7 @@ pub const LOOP_BUDGET: u64 = 48_000;
 pub fn pass_customers(p: &PointParams) -> u32 {
     let setup = 200
         + if p.kernel() == Kernel::KieferWolfowitz {
-            u64::from(p.servers)
+            u64::from(p.heap_slots())
         } else {
             0
         };
@@ -387,7 +387,13 @@ fn plan_dispatches(
             if specs[tiles[i].param_index as usize] != spec {
                 break;
             }
-            let servers = plan.max_servers.max(p.servers);
+            // Heap rows: the servers' free-at times and, under a capacity,
+            // the ring of start times (`PointParams::heap_slots`).
+            let servers = plan.max_servers.max(if k == Kernel::KieferWolfowitz {
+                p.heap_slots()
+            } else {
+                p.servers
+            });
             let lanes = u64::from(plan.tiles + 1) * u64::from(TILE_REPS);
             let words = if k == Kernel::Dispatch {
                 plan.max_words.max(dispatch::state_words(p))

@@ -297,6 +297,17 @@ impl<'a> PassTracker<'a> {
         let wall = now.duration_since(started).as_secs_f64();
         self.longest_pass = self.longest_pass.max(wall);
         rates.record(pass.dispatch, pass.end - pass.begin, wall);
+        if debug_passes() {
+            // How the pass-time model cuts passes (QSWEEP_DEBUG_PASSES=1).
+            eprintln!(
+                "qsweep: debug: pass {:?} lanes {} customers [{}, {}) took {wall:.4} s; model {:?}",
+                pass.dispatch.spec.kernel,
+                pass.dispatch.lanes(),
+                pass.begin,
+                pass.end,
+                rates.fitted(pass.dispatch),
+            );
+        }
         let customers: Vec<(usize, f64)> = shares
             .tile_customers(pass.dispatch, pass.begin, pass.end)
             .collect();
@@ -343,4 +354,11 @@ pub(super) fn add_to_report(report: &mut crate::engine::DeviceReport, tally: &Pa
         .max_invocations_per_dispatch
         .max(tally.max_invocations);
     report.device_seconds += tally.device_seconds;
+}
+
+/// `QSWEEP_DEBUG_PASSES` is set: each retired pass is printed with the
+/// pass-time model it left (a diagnostic for planning on new adapters).
+fn debug_passes() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("QSWEEP_DEBUG_PASSES").is_some())
 }

@@ -151,8 +151,12 @@ impl KernelVariant {
             law_name(spec.arrival),
             law_name(spec.service)
         );
-        if spec.kernel == Kernel::Lindley {
+        // Limited central queues also run one dyno of a thinned stream.
+        if spec.kernel == Kernel::Lindley || spec.limited {
             let _ = write!(file, "-thin_{}", thinning_name(spec.thinning));
+        }
+        if spec.limited {
+            file.push_str("-capacity");
         }
         if spec.reneging != Reneging::None {
             let mode = spec.reneging.wgsl_name().trim_start_matches("RENEGING_");
@@ -215,7 +219,10 @@ fn fast_heap_sizes() -> Vec<u32> {
 /// central-queue kernels with exponential laws, in every thinning and heap
 /// placement (the mode is the one constant patience adds: the patience law
 /// is drawn through the run-time `draw`, which holds every law, and the
-/// dispatch kernel does not model patience); then the peak-rate kernel.
+/// dispatch kernel does not model patience); then, for a capacity, the
+/// central-queue kernel with exponential laws in every thinning and heap
+/// placement (it runs limited one-server queues of thinned streams too);
+/// then the peak-rate kernel.
 /// One-server segments' two layouts
 /// (`SegmentLayout`) are chosen per pass by the dispatch's uniform, so one
 /// source serves both.
@@ -268,6 +275,25 @@ pub fn every_variant() -> Vec<KernelVariant> {
         for fast_heap in fast_heap_sizes() {
             let spec = Specialization {
                 reneging,
+                fast_heap,
+                ..Specialization::plain(Kernel::KieferWolfowitz)
+            };
+            if fast_heap == 0 {
+                out.push(KernelVariant::of(spec, HeapMemory::Private));
+            } else {
+                for memory in [HeapMemory::Workgroup, HeapMemory::Private] {
+                    out.push(KernelVariant::of(spec, memory));
+                }
+            }
+        }
+    }
+    // A capacity: the Kiefer–Wolfowitz kernel (which runs limited one-server
+    // queues too, of thinned streams) in every thinning and heap placement.
+    for &thinning in Thinning::ALL {
+        for fast_heap in fast_heap_sizes() {
+            let spec = Specialization {
+                thinning,
+                limited: true,
                 fast_heap,
                 ..Specialization::plain(Kernel::KieferWolfowitz)
             };
@@ -418,6 +444,8 @@ mod tests {
             + laws * laws
             // Each reneging mode: Lindley per thinning, every central heap.
             + 2 * (Thinning::ALL.len() + 1 + 2 * (heaps - 1))
+            // A capacity: every thinning, every central heap.
+            + Thinning::ALL.len() * (1 + 2 * (heaps - 1))
             + 1;
         assert_eq!(variants.len(), expected);
     }
