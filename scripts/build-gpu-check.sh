@@ -13,9 +13,10 @@
 #                              and the newest GLIBC_x.y symbol version the
 #                              binaries and the loader need (the check refuses
 #                              an older glibc with one FAIL line).
-# Usage: scripts/build-gpu-check.sh [--profile release|dev]   (default release)
-# `--profile dev` (opt-level 3 in this project) reuses CI's target/debug
-# instead of a release build of wgpu. Then carry gpu-check/ and run
+# Usage: scripts/build-gpu-check.sh [--profile release|dev|test] (default release)
+# `--profile test` (opt-level 3 in this project, as dev) reuses what `cargo
+# test` built in target/debug, the qsweep library and binary included (dev
+# would compile both again); CI builds it so. Then carry gpu-check/ and run
 # `OUT=dir scripts/gpu-check.sh` there (README, "Checking a real GPU").
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -25,8 +26,8 @@ while [ $# -gt 0 ]; do
     case $1 in
     --profile) profile=${2:?--profile needs a value}; shift 2 ;;
     --profile=*) profile=${1#--profile=}; shift ;;
-    -h | --help) sed -n '2,19p' "$0"; exit 0 ;;
-    *) echo "build-gpu-check: unknown argument $1 (usage: $0 [--profile release|dev])" >&2; exit 2 ;;
+    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "build-gpu-check: unknown argument $1 (usage: $0 [--profile release|dev|test])" >&2; exit 2 ;;
     esac
 done
 

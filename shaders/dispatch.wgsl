@@ -21,6 +21,11 @@
 // The capacity (heap slots, and slots of each router queue) is the point's
 // (`dispatch_capacity`); a replication that outgrows it stops with
 // STATUS_QUEUE_OVERFLOW and the host re-runs it with more room.
+//
+// Patience (RENEGING) and a per-server limit (LIMITED, `system_limit`) as
+// in the CPU twin's "Patience and capacity": the patience is drawn after
+// the policy's words, a request waiting at a router keeps it in a fourth
+// word of its queue slot, and a late request is dropped where DROPS_LATE.
 
 @group(0) @binding(6) var<storage, read_write> dstate: array<u32>;
 
@@ -49,6 +54,8 @@ var<private> o_routers: u32;
 var<private> o_router_words: u32;
 var<private> o_queues: u32;
 var<private> o_qmeta: u32;
+// Words per router-queue slot: arrival, service, interarrival (, patience).
+var<private> d_qw: u32;
 // Heap size, requests dispatched so far, requests waiting at the routers
 // (central) and the most requests held at once.
 var<private> hp_n: u32;
@@ -223,7 +230,7 @@ fn rebase(t: f32) {
             let head = ld(o_qmeta + 2u * k);
             let len = ld(o_qmeta + 2u * k + 1u);
             for (var j = 0u; j < len; j++) {
-                let slot = o_queues + 3u * (k * d_h + (head + j) % d_h);
+                let slot = o_queues + d_qw * (k * d_h + (head + j) % d_h);
                 stf(slot, ldf(slot) - t);
             }
         }
@@ -292,11 +299,39 @@ fn choose(p: PointParams, k: u32) -> u32 {
     return chosen;
 }
 
-fn record(p: PointParams, wait: f32, service: f32, gap: f32) {
+// A request's fate: recorded (or counted, or dropped when `late`) past the
+// warm-up. Twin of the CPU's `record` closures.
+fn record(p: PointParams, wait: f32, service: f32, gap: f32, late: bool) {
     if (done >= p.warmup) {
-        rec_record(wait, service, gap);
+        rec_request(wait, service, gap, late);
     }
     done += 1u;
+}
+
+// A request's patience, drawn after the policy's words; none without
+// reneging (never compared). Twin of `Sampler::patience`.
+fn draw_patience(p: PointParams) -> f32 {
+    if (RENEGING == RENEGING_NONE) {
+        return 0.0;
+    }
+    return draw(p.patience);
+}
+
+// Whether a request dispatched to server s, waiting `wait`, is late: s
+// holds `system_limit` requests (every router's), or it is out of
+// patience. Twin of `System::late`.
+fn dispatch_late(p: PointParams, s: u32, wait: f32, patience: f32) -> bool {
+    if (LIMITED) {
+        var held = 0u;
+        for (var k = 0u; k < d_k; k++) {
+            held += ld(cnt_at(k, s));
+        }
+        return held >= p.system_limit;
+    }
+    if (RENEGING != RENEGING_NONE) {
+        return wait > patience;
+    }
+    return false;
 }
 
 // Least work left: the Kiefer-Wolfowitz recursion by linear scan.
@@ -329,8 +364,12 @@ fn run_lwl(p: PointParams, end: u32, clock: Clock) -> Clock {
         }
         let wait = max(bv - t, 0.0);
         let service = draw_service(p.service);
-        stf(o_free + best, (t + wait) * opaque_one + service);
-        record(p, wait, service, a);
+        let late = patience_late(p, wait);
+        // An abandoning request takes no server.
+        if (!(DROPS_LATE && late)) {
+            stf(o_free + best, (t + wait) * opaque_one + service);
+        }
+        record(p, wait, service, a, late);
     }
     return Clock(t, since);
 }
@@ -365,11 +404,16 @@ fn run_system(p: PointParams, end: u32, total: u32, clock: Clock) -> Clock {
             }
             dec(k, s);
             if (d_policy == DISPATCH_CENTRAL) {
-                let len = ld(o_qmeta + 2u * k + 1u);
-                if (len > 0u) {
-                    // The router's oldest waiting request goes where this one was.
+                // The router's oldest waiting request goes where this one
+                // was; those out of patience by now left unseen (abandon),
+                // and the next one goes.
+                loop {
+                    let len = ld(o_qmeta + 2u * k + 1u);
+                    if (len == 0u) {
+                        break;
+                    }
                     let head = ld(o_qmeta + 2u * k);
-                    let slot = o_queues + 3u * (k * d_h + head);
+                    let slot = o_queues + d_qw * (k * d_h + head);
                     let arrived = ldf(slot);
                     let service = ldf(slot + 1u);
                     let gap = ldf(slot + 2u);
@@ -377,15 +421,29 @@ fn run_system(p: PointParams, end: u32, total: u32, clock: Clock) -> Clock {
                     st(o_qmeta + 2u * k + 1u, len - 1u);
                     queued -= 1u;
                     let at_server = max(ldf(o_free + s) - dt, 0.0);
-                    let leaves = (dt + at_server) * opaque_one + service;
-                    stf(o_free + s, leaves);
-                    hp_push(leaves, tag);
-                    inc(k, s);
-                    record(p, (dt - arrived) + at_server, service, gap);
+                    let wait = (dt - arrived) + at_server;
+                    var late = false;
+                    if (RENEGING != RENEGING_NONE) {
+                        late = wait > ldf(slot + 3u);
+                    }
+                    let joins = !(DROPS_LATE && late);
+                    if (joins) {
+                        let leaves = (dt + at_server) * opaque_one + service;
+                        stf(o_free + s, leaves);
+                        hp_push(leaves, tag);
+                        inc(k, s);
+                    }
+                    record(p, wait, service, gap, late);
                     if (done == total) {
                         finished = true;
                         break;
                     }
+                    if (joins) {
+                        break;
+                    }
+                }
+                if (finished) {
+                    break;
                 }
             }
         }
@@ -404,17 +462,21 @@ fn run_system(p: PointParams, end: u32, total: u32, clock: Clock) -> Clock {
             k = below(next_u32(), d_k);
         }
         let s = choose(p, k);
+        let patience = draw_patience(p);
         if (s != NO_SERVER) {
-            if (hp_n == d_h) {
-                rng_status |= STATUS_QUEUE_OVERFLOW;
-                break;
-            }
             let wait = max(ldf(o_free + s) - t, 0.0);
-            let leaves = (t + wait) * opaque_one + service;
-            stf(o_free + s, leaves);
-            hp_push(leaves, k * d_r + s);
-            inc(k, s);
-            record(p, wait, service, a);
+            let late = dispatch_late(p, s, wait, patience);
+            if (!(DROPS_LATE && late)) {
+                if (hp_n == d_h) {
+                    rng_status |= STATUS_QUEUE_OVERFLOW;
+                    break;
+                }
+                let leaves = (t + wait) * opaque_one + service;
+                stf(o_free + s, leaves);
+                hp_push(leaves, k * d_r + s);
+                inc(k, s);
+            }
+            record(p, wait, service, a, late);
         } else {
             let head = ld(o_qmeta + 2u * k);
             let len = ld(o_qmeta + 2u * k + 1u);
@@ -422,10 +484,13 @@ fn run_system(p: PointParams, end: u32, total: u32, clock: Clock) -> Clock {
                 rng_status |= STATUS_QUEUE_OVERFLOW;
                 break;
             }
-            let slot = o_queues + 3u * (k * d_h + (head + len) % d_h);
+            let slot = o_queues + d_qw * (k * d_h + (head + len) % d_h);
             stf(slot, t);
             stf(slot + 1u, service);
             stf(slot + 2u, a);
+            if (RENEGING != RENEGING_NONE) {
+                stf(slot + 3u, patience);
+            }
             st(o_qmeta + 2u * k + 1u, len + 1u);
             queued += 1u;
         }
@@ -455,7 +520,8 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
         o_router_words = 3u * d_r + d_h + 2u;
     }
     o_queues = o_routers + d_k * o_router_words;
-    o_qmeta = o_queues + 3u * d_k * d_h;
+    d_qw = select(3u, 4u, RENEGING != RENEGING_NONE);
+    o_qmeta = o_queues + d_qw * d_k * d_h;
 
     var clock = Clock(0.0, 0u);
     var flags = 0u;

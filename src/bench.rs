@@ -208,6 +208,21 @@ pub fn standard_cases() -> Vec<BenchCase> {
             },
             table: vec![0.0],
         },
+        // The dispatch kernel's limits, against "jsq R=100": a backlog of 5
+        // per dyno, and patience of mean two service times.
+        BenchCase {
+            name: "jsq R=100 backlog 5",
+            params: PointParams {
+                system_limit: 5,
+                ..dynamic("", DispatchPolicy::Jsq, 1, 1).params
+            },
+            table: vec![0.0],
+        },
+        BenchCase {
+            name: "jsq R=100 abandon (mean patience 2)",
+            params: abandoning(dynamic("", DispatchPolicy::Jsq, 1, 1).params, 2.0),
+            table: vec![0.0],
+        },
     ]
 }
 

@@ -486,8 +486,16 @@ impl<'a, const N: usize> Sampler<'a, N> {
     /// patience make.
     #[inline(never)]
     fn draw_patience(&mut self, p: &PointParams, wait: &[f32; N]) -> [bool; N] {
-        let patience = self.draw(&p.patience);
+        let patience = self.patience(p);
         std::array::from_fn(|l| wait[l] > patience[l])
+    }
+
+    /// One draw of the point's patience law per lane (the dispatch kernel
+    /// draws it before it knows the wait: a request waiting at its router
+    /// carries it), out of line for the reason [`Self::late`]'s draw is.
+    #[inline(never)]
+    pub fn patience(&mut self, p: &PointParams) -> [f32; N] {
+        self.draw(&p.patience)
     }
 
     /// [`draw`](Self::draw) compiled for laws of kind `KIND` ([`ANY`]: read

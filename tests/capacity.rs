@@ -468,9 +468,14 @@ fn bad_capacity_input_is_refused_in_one_line() {
             "expected a capacity >= 4",
         ),
         (
-            vec!["--capacity", "5", "--routing", "jsq"],
+            vec!["--capacity", "5", "--routing", "lwl"],
             "capacity",
-            "jsq",
+            "lwl",
+        ),
+        (
+            vec!["--capacity", "5", "--routing", "central", "--routers", "2"],
+            "capacity",
+            "routers > 1",
         ),
         (
             vec!["--capacity", "5", "--patience", "exp(mean=1)"],

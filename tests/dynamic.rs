@@ -19,6 +19,13 @@
 //! `analytic::mean_field_pod` for its derivation); one router changes
 //! nothing. The GPU kernel must reproduce the CPU twin replication by
 //! replication.
+//!
+//! Patience and capacity: the reference models both (a patience per
+//! request, a limit per server), and the engine must agree with it on the
+//! fraction lost as well; where a policy reduces to a queue with a formula
+//! (Erlang B, M/M/1/K, Erlang A, M/M/1+D) both engines must meet it within
+//! the run's own CI; and the GPU refuses, abandons and times out the same
+//! requests as the CPU.
 
 mod common;
 
@@ -89,6 +96,14 @@ enum RefPolicy {
     Central,
 }
 
+/// What a late request does in the reference: its patience's law and
+/// whether it abandons (else it times out: served, counted).
+#[derive(Clone, Copy, Debug)]
+struct RefPatience {
+    law: RefLaw,
+    abandon: bool,
+}
+
 /// One configuration of the reference.
 #[derive(Clone, Copy, Debug)]
 struct Reference {
@@ -99,25 +114,41 @@ struct Reference {
     service: RefLaw,
     warmup: usize,
     customers: usize,
+    /// Patience, if any (each request draws one).
+    patience: Option<RefPatience>,
+    /// The most requests a server may hold (a refused one is lost).
+    capacity: Option<usize>,
 }
 
 impl Reference {
-    /// The recorded waits of one replication, in dispatch order.
-    fn replication(&self, rng: &mut StdRng) -> Vec<f64> {
+    /// The recorded waits of one replication, in dispatch order (the served
+    /// requests' under abandonment or a capacity), and the fraction of its
+    /// requests lost (refused, abandoned or timed out).
+    fn replication_with_losses(&self, rng: &mut StdRng) -> (Vec<f64>, f64) {
         let r = self.servers;
         // Per server: (departure time, router) of each request it holds, FIFO.
         let mut servers: Vec<VecDeque<(f64, usize)>> = vec![VecDeque::new(); r];
-        // Per router (central): (arrival time, service) of waiting requests.
-        let mut queues: Vec<VecDeque<(f64, f64)>> = vec![VecDeque::new(); self.routers];
+        // Per router (central): (arrival time, service, patience) of waiting requests.
+        let mut queues: Vec<VecDeque<(f64, f64, f64)>> = vec![VecDeque::new(); self.routers];
         let total = self.warmup + self.customers;
         let mut waits = Vec::with_capacity(self.customers);
+        let mut lost = 0usize;
         let mut done = 0;
-        let mut record = |done: &mut usize, w: f64| {
+        // Records a request's fate; whether it joins its server.
+        let abandon = self.patience.is_some_and(|p| p.abandon);
+        let mut record = |done: &mut usize, w: f64, late: bool, refused: bool| -> bool {
+            let dropped = refused || (late && abandon);
             if *done >= self.warmup {
-                waits.push(w);
+                lost += usize::from(late || refused);
+                if !dropped {
+                    waits.push(w);
+                }
             }
             *done += 1;
+            !dropped
         };
+        let draw_patience =
+            |rng: &mut StdRng| self.patience.map_or(f64::INFINITY, |p| p.law.sample(rng));
         // When server s's queue empties (its last departure), or `now`.
         let free_at = |q: &VecDeque<(f64, usize)>, now: f64| q.back().map_or(now, |b| b.0.max(now));
         let mut t = 0.0;
@@ -136,13 +167,24 @@ impl Reference {
                 let Some((d, s)) = next else { break };
                 let (_, k) = servers[s].pop_front().unwrap();
                 if self.policy == RefPolicy::Central {
-                    // Router k now believes s idle: its oldest waiting request goes there.
-                    if let Some((arrived, service)) = queues[k].pop_front() {
+                    // Router k now believes s idle: its oldest waiting
+                    // request still patient goes there.
+                    while let Some((arrived, service, patience)) = queues[k].pop_front() {
                         let start = free_at(&servers[s], d);
-                        servers[s].push_back((start + service, k));
-                        record(&mut done, start - arrived);
+                        let joins = record(
+                            &mut done,
+                            start - arrived,
+                            start - arrived > patience,
+                            false,
+                        );
+                        if joins {
+                            servers[s].push_back((start + service, k));
+                        }
                         if done == total {
                             break 'arrivals;
+                        }
+                        if joins {
+                            break;
                         }
                     }
                 }
@@ -181,21 +223,29 @@ impl Reference {
                 }
                 RefPolicy::Central if !idle.is_empty() => uniform_among(rng, &idle),
                 RefPolicy::Central => {
-                    queues[k].push_back((t, service));
+                    let patience = draw_patience(rng);
+                    queues[k].push_back((t, service, patience));
                     continue;
                 }
             };
+            let patience = draw_patience(rng);
             let start = free_at(&servers[s], t);
-            servers[s].push_back((start + service, k));
-            record(&mut done, start - t);
+            let refused = self.capacity.is_some_and(|c| servers[s].len() >= c);
+            if record(&mut done, start - t, start - t > patience, refused) {
+                servers[s].push_back((start + service, k));
+            }
         }
-        waits
+        (waits, lost as f64 / self.customers as f64)
     }
 
     fn run(&self, reps: usize, seed: u64) -> Summary {
         let mut rng = StdRng::seed_from_u64(seed);
-        let runs: Vec<Vec<f64>> = (0..reps).map(|_| self.replication(&mut rng)).collect();
-        Summary::from_waits(&runs)
+        let (runs, lost): (Vec<Vec<f64>>, Vec<f64>) = (0..reps)
+            .map(|_| self.replication_with_losses(&mut rng))
+            .unzip();
+        let mut s = Summary::from_waits(&runs);
+        s.p_lost = mean_se(&lost);
+        s
     }
 }
 
@@ -209,6 +259,8 @@ struct Summary {
     mean: (f64, f64),
     p_wait: (f64, f64),
     pct: [(f64, f64); 3],
+    /// Requests lost (refused, abandoned, timed out) per request.
+    p_lost: (f64, f64),
 }
 
 const QS: [f64; 3] = [0.5, 0.9, 0.99];
@@ -257,6 +309,7 @@ impl Summary {
             mean: mean_se(&means),
             p_wait: mean_se(&waited),
             pct,
+            p_lost: (0.0, 0.0),
         }
     }
 
@@ -273,6 +326,12 @@ impl Summary {
                     stats.wait_pct_ci95[i].unwrap_or(0.0) / T15,
                 )
             }),
+            p_lost: mean_se(
+                &reps
+                    .iter()
+                    .map(|r| f64::from(r.lost) / f64::from(r.customers))
+                    .collect::<Vec<_>>(),
+            ),
         }
     }
 }
@@ -351,10 +410,23 @@ fn check_against_reference(
     service: &str,
 ) {
     let reps = 32;
-    let run = format!(
+    let mut run = format!(
         "reps = {reps}\ncustomers = {}\nwarmup = {}\nseed = 77",
         reference.customers, reference.warmup
     );
+    let mut extra = extra.to_string();
+    if let Some(p) = reference.patience {
+        let RefLaw::Exp { mean } = p.law else {
+            panic!("the limits tests give the reference exponential patience")
+        };
+        extra += &format!("patience = [\"exp(mean={mean})\"]\n");
+        let mode = if p.abandon { "abandon" } else { "timeout" };
+        run += &format!("\nreneging = \"{mode}\"");
+    }
+    if let Some(k) = reference.capacity {
+        extra += &format!("capacity = [{k}]\n");
+    }
+    let extra = extra.as_str();
     let toml = spec_text(
         routing,
         extra,
@@ -388,6 +460,10 @@ fn check_against_reference(
     );
     agree(&format!("{name} mean wait"), eng.mean, refs.mean, 0.0);
     agree(&format!("{name} P(wait>0)"), eng.p_wait, refs.p_wait, 0.0);
+    if reference.patience.is_some() || reference.capacity.is_some() {
+        assert!(refs.p_lost.0 > 0.01, "{name}: too few losses to test");
+        agree(&format!("{name} P(lost)"), eng.p_lost, refs.p_lost, 0.0);
+    }
     for (i, q) in QS.iter().enumerate() {
         let slack = 0.01 * refs.pct[i].0 + 1e-9;
         agree(
@@ -420,6 +496,8 @@ fn reference(
         service,
         warmup: 2_000,
         customers: 20_000,
+        patience: None,
+        capacity: None,
     }
 }
 
@@ -537,6 +615,175 @@ fn several_routers_match_reference() {
             "exp(mean=1)",
         );
     }
+}
+
+// ---------------------------------------------------------------------------
+// Patience and capacity: the engine against the reference.
+
+fn with_limits(
+    mut r: Reference,
+    patience: Option<(f64, bool)>,
+    capacity: Option<usize>,
+) -> Reference {
+    r.patience = patience.map(|(mean, abandon)| RefPatience {
+        law: RefLaw::Exp { mean },
+        abandon,
+    });
+    r.capacity = capacity;
+    r
+}
+
+/// A per-server limit under each policy that counts its requests: the
+/// fraction refused, and the admitted requests' waits. Loads above 1 too
+/// (a limit keeps any load stable).
+#[test]
+fn capacities_match_reference() {
+    for (routing, extra, policy, servers, routers, rho, k) in [
+        ("jsq", "", RefPolicy::Jsq, 4, 1, 0.9, 2),
+        ("pod", "", RefPolicy::Pod(2), 6, 1, 1.1, 3),
+        ("jiq", "", RefPolicy::Jiq, 5, 1, 0.95, 2),
+        ("jsq", "routers = [3]\n", RefPolicy::Jsq, 4, 3, 0.9, 2),
+    ] {
+        let r = with_limits(
+            reference(policy, servers, routers, rho, EXP1),
+            None,
+            Some(k),
+        );
+        check_against_reference(routing, extra, r, rho, "exp", "exp(mean=1)");
+    }
+}
+
+/// Patience under every policy: abandonment (the served requests' waits,
+/// the fraction that left) and timeouts (every request served, the fraction
+/// that waited too long), including requests that wait at `central`'s
+/// routers and are judged when dispatched.
+#[test]
+fn patience_matches_reference() {
+    for (routing, extra, policy, servers, routers, rho, patience) in [
+        ("jsq", "", RefPolicy::Jsq, 4, 1, 1.2, (2.0, true)),
+        ("pod", "", RefPolicy::Pod(2), 6, 1, 0.95, (1.0, false)),
+        ("jiq", "", RefPolicy::Jiq, 5, 1, 1.1, (3.0, true)),
+        ("lwl", "", RefPolicy::Lwl, 4, 1, 1.1, (1.0, true)),
+        (
+            "central",
+            "routers = [3]\n",
+            RefPolicy::Central,
+            4,
+            3,
+            1.0,
+            (1.0, true),
+        ),
+        (
+            "central",
+            "routers = [3]\n",
+            RefPolicy::Central,
+            4,
+            3,
+            0.9,
+            (2.0, false),
+        ),
+    ] {
+        let r = with_limits(
+            reference(policy, servers, routers, rho, EXP1),
+            Some(patience),
+            None,
+        );
+        check_against_reference(routing, extra, r, rho, "exp", "exp(mean=1)");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Patience and capacity: exact theory where a policy reduces to a queue
+// with a formula (analytic::capacity, analytic::patience).
+
+/// |sim − exact| of the fraction lost within 1.5 × the run's 95% CI, the CI
+/// at most `frac` of the exact value; and the served requests' mean wait.
+fn check_limits(toml: &str, engine: &mut dyn Engine, method: &str, frac: f64) {
+    for (g, s, b) in common::simulate(toml, engine) {
+        let what = common::describe(&g);
+        assert_eq!(b.method, method, "{what}");
+        let exact = b.p_lost.expect("an exact fraction lost");
+        let ci = s.p_lost_ci95.expect("a CI over replications");
+        let line = format!(
+            "{what}: P(lost) sim {:.6} ± {ci:.6} exact {exact:.6} (z ≈ {:.2})",
+            s.p_lost,
+            (s.p_lost - exact) / (ci / 1.96)
+        );
+        eprintln!("{line}");
+        assert!(ci <= frac * exact, "CI too wide to test: {line}");
+        assert!((s.p_lost - exact).abs() <= 1.5 * ci, "{line}");
+        let exact_mean = b.mean_wait.expect("an exact mean wait");
+        if exact_mean == 0.0 {
+            assert_eq!(s.mean_wait, 0.0, "{what}: a loss system never queues");
+        } else {
+            common::assert_mean_matches(&g, &s, exact_mean, frac);
+        }
+    }
+}
+
+fn limits_spec(routing: &str, extra: &str, servers: u32, rho: f64, run: &str) -> String {
+    spec_text(
+        routing,
+        extra,
+        servers,
+        rho,
+        "exp",
+        "exp(mean=1)",
+        &format!("reps = 64\ncustomers = 20000\nwarmup = 2000\nseed = 19\n{run}"),
+    )
+}
+
+/// The exact cases, on `engine`: jsq and jiq with room for one request per
+/// server are Erlang's loss system on all R servers; pod with one choice
+/// is random routing (M/M/1/K per server); lwl is the central queue
+/// (Erlang A under exponential patience); any policy over one server is
+/// that server's queue (M/M/1+D).
+fn limits_meet_theory(engine: &mut dyn Engine, frac: f64) {
+    let cap1 = "capacity = [1]\n";
+    check_limits(
+        &limits_spec("jsq", cap1, 10, 0.8, ""),
+        engine,
+        "exact:erlang_b",
+        frac,
+    );
+    check_limits(
+        &limits_spec("jiq", cap1, 6, 1.0, ""),
+        engine,
+        "exact:erlang_b",
+        frac,
+    );
+    check_limits(
+        &limits_spec("pod", "choices = [1]\ncapacity = [5]\n", 4, 0.9, ""),
+        engine,
+        "exact:mm1k",
+        frac,
+    );
+    let abandon = "reneging = \"abandon\"";
+    check_limits(
+        &limits_spec("lwl", "patience = [\"exp(mean=2)\"]\n", 8, 1.1, abandon),
+        engine,
+        "exact:erlang_a",
+        frac,
+    );
+    check_limits(
+        &limits_spec("jsq", "patience = [\"det(value=2)\"]\n", 1, 0.9, abandon),
+        engine,
+        "exact:mm1_det_patience",
+        frac,
+    );
+}
+
+#[test]
+fn limits_meet_exact_theory_on_cpu() {
+    limits_meet_theory(&mut CpuEngine::new(0), 0.1);
+}
+
+#[test]
+fn gpu_limits_meet_exact_theory() {
+    let Some(mut gpu) = common::gpu_or_skip("gpu_limits_meet_exact_theory") else {
+        return;
+    };
+    limits_meet_theory(&mut gpu, 0.1);
 }
 
 // ---------------------------------------------------------------------------
@@ -1131,6 +1378,84 @@ fn gpu_matches_cpu_for_every_policy() {
                 agree("gpu vs cpu mean wait", mg, mc, 0.0);
             }
         }
+    }
+}
+
+/// Patience and capacity, replication by replication: with laws exact in
+/// f32 (uniform interarrivals, services and patience on power-of-two
+/// grids) the GPU kernel refuses, abandons and times out the same requests
+/// as its CPU twin, under every policy, with one router and several
+/// (requests judged at `central`'s routers too).
+#[test]
+fn gpu_matches_cpu_with_patience_and_capacity() {
+    let Some(mut gpu) = common::gpu_or_skip("gpu_matches_cpu_with_patience_and_capacity") else {
+        return;
+    };
+    use qsweep::contract::Reneging;
+    // (policy, servers, routers, choices, reneging, capacity, rho)
+    let configs = [
+        (DispatchPolicy::Jsq, 8, 1, 2, Reneging::None, 2, 1.1f32),
+        (DispatchPolicy::Pod, 10, 1, 2, Reneging::None, 3, 1.0),
+        (DispatchPolicy::Jiq, 8, 1, 2, Reneging::None, 1, 0.9),
+        (DispatchPolicy::Jsq, 6, 3, 2, Reneging::None, 2, 0.95),
+        (DispatchPolicy::Jsq, 8, 1, 2, Reneging::Abandon, 0, 1.2),
+        (DispatchPolicy::Pod, 10, 2, 3, Reneging::Timeout, 0, 0.95),
+        (DispatchPolicy::Jiq, 8, 1, 2, Reneging::Abandon, 0, 1.1),
+        (DispatchPolicy::Lwl, 8, 1, 2, Reneging::Abandon, 0, 1.1),
+        (DispatchPolicy::Central, 4, 3, 2, Reneging::Abandon, 0, 1.0),
+        (DispatchPolicy::Central, 4, 3, 2, Reneging::Timeout, 0, 0.9),
+    ];
+    let params: Vec<PointParams> = configs
+        .iter()
+        .enumerate()
+        .map(
+            |(i, &(policy, servers, routers, choices, reneging, k, rho))| {
+                let width = (2.0 / (rho * servers as f32)).log2().ceil().exp2();
+                let a = rho * servers as f32 * width / 2.0 - 0.5;
+                PointParams {
+                    routers,
+                    choices,
+                    reneging: reneging.code(),
+                    // Patience uniform on [0, 2): a mean of one service.
+                    patience: law(LawKind::Uniform, [0.0, 2.0, 0.0, 0.0]),
+                    system_limit: k,
+                    ..point(
+                        i as u32,
+                        Kernel::Dispatch.code(),
+                        policy.code(),
+                        servers,
+                        law(LawKind::Uniform, [0.0, width, 0.0, 0.0]),
+                        law(LawKind::Uniform, [a, 1.0, 0.0, 0.0]),
+                    )
+                }
+            },
+        )
+        .collect();
+    let reps = 32;
+    let cpu = run_points(&params, reps, &mut CpuEngine::new(0));
+    let gpu_out = run_points(&params, reps, &mut gpu);
+    for (p, (c, g)) in params.iter().zip(cpu.iter().zip(&gpu_out)) {
+        let what = format!(
+            "policy {} servers {} routers {} reneging {} limit {}",
+            p.route_n, p.servers, p.routers, p.reneging, p.system_limit
+        );
+        let lost: u32 = c.iter().map(|r| r.lost).sum();
+        assert!(lost > 0, "{what}: nothing lost, nothing tested");
+        for (rep, (a, b)) in c.iter().zip(g).enumerate() {
+            assert_eq!((a.status, b.status), (0, 0), "{what} rep {rep}");
+            assert_eq!(a.lost, b.lost, "{what} rep {rep}: cpu {a:?} gpu {b:?}");
+            assert_eq!(a.customers, b.customers, "{what} rep {rep}");
+            assert!(
+                close(a.mean_wait, b.mean_wait, 1e-4)
+                    && close(a.mean_sojourn, b.mean_sojourn, 1e-4)
+                    && a.max_in_system == b.max_in_system,
+                "{what} rep {rep}: cpu {a:?} gpu {b:?}"
+            );
+        }
+        eprintln!(
+            "{what}: {reps} replications agree; lost {:.4} per request",
+            f64::from(lost) / f64::from(reps * p.customers)
+        );
     }
 }
 

@@ -558,7 +558,7 @@ fn bad_patience_input_is_refused_in_one_line() {
             "--reneging",
         ),
         (
-            vec!["--patience", "exp(mean=1)", "--routing", "jsq"],
+            vec!["--patience", "exp(mean=1)", "--capacity", "4"],
             "patience",
         ),
     ] {

@@ -9,19 +9,42 @@
 //! admitted requests' mean wait and their whole wait law (p99, `--slo`'s
 //! P(W > t)). K = c is Erlang's loss system (Erlang B, 1917), c = 1 is
 //! M/M/1/K. Random routing thins a Poisson stream to Poisson λ/R per dyno,
-//! so each dyno is exactly M/M/w/K; central is one M/M/(R·w)/K. Round
-//! robin's Erlang stream, and other service laws, have no formula here:
-//! "none".
+//! so each dyno is exactly M/M/w/K; central is one M/M/(R·w)/K. Under a
+//! dispatch policy (`jsq`, `pod`, `jiq`) K is each server's limit: exact
+//! where the policy reduces to one of these (one server, `pod` with one
+//! choice, Erlang B for K = 1 under `jsq`/`jiq`). Round robin's Erlang
+//! stream, the other dispatch cases and other service laws have no formula
+//! here: "none".
 
 use super::finite::mmck;
-use super::patience::poisson_queue;
-use super::{is_exponential, Baseline, QueueInput};
+use super::patience::{poisson_queue, PoissonQueue};
+use super::{is_exponential, Baseline, Policy, QueueInput};
 
-/// The baseline of `q` with at most `capacity` requests in its queue.
+/// The baseline of `q` with at most `capacity` requests in its queue (each
+/// server's, under a dispatch policy).
+///
+/// Beyond the queues `poisson_queue` names, `jsq` and `jiq` with one router
+/// (and `pod` sampling every server) send a request to an idle server while
+/// there is one; with room for one request per server the fleet is
+/// Erlang's loss system on all R servers.
 pub fn with_capacity(q: &QueueInput, capacity: u32) -> Baseline {
     let none = || Baseline::new("none", None, None);
-    let Some(queue) = poisson_queue(q) else {
-        return none();
+    let idle_first = match q.policy {
+        Policy::Jsq { routers: 1 } | Policy::Jiq { routers: 1 } => true,
+        Policy::Pod { d, routers: 1 } => d >= q.servers,
+        _ => false,
+    };
+    let (queue, capacity) = if capacity == 1 && idle_first && is_exponential(&q.arrival) {
+        let queue = PoissonQueue {
+            lambda: q.lambda,
+            servers: q.servers,
+        };
+        (queue, q.servers)
+    } else {
+        match poisson_queue(q) {
+            Some(queue) => (queue, capacity),
+            None => return none(),
+        }
     };
     if !(is_exponential(&q.service) && q.service.mean.is_finite() && q.service.mean > 0.0) {
         return none();

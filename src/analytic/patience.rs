@@ -75,20 +75,33 @@ pub(super) struct PoissonQueue {
 /// The Poisson queue a replication of `q` simulates, where its arrivals
 /// are Poisson: one dyno (λ/R, `workers` servers) under random routing,
 /// the whole fleet under central; None otherwise.
+///
+/// Three dispatch policies are such a queue exactly, replication by
+/// replication in law: `lwl` is the central queue's Kiefer–Wolfowitz
+/// recursion (an abandoning request takes no server in either); any policy
+/// over one server is that server's queue; and `pod` with one choice picks
+/// a server uniformly, which is random routing.
 pub(super) fn poisson_queue(q: &QueueInput) -> Option<PoissonQueue> {
-    if !is_exponential(&q.arrival) || q.policy.is_dynamic() {
+    if !is_exponential(&q.arrival) {
         return None;
     }
     match q.policy {
-        Policy::Random => Some(PoissonQueue {
+        Policy::Random | Policy::Pod { d: 1, .. } => Some(PoissonQueue {
             lambda: q.lambda / f64::from(q.servers),
             servers: q.workers,
         }),
-        Policy::Central => Some(PoissonQueue {
+        Policy::Central | Policy::Lwl => Some(PoissonQueue {
             lambda: q.lambda,
             servers: q.servers.checked_mul(q.workers)?,
         }),
-        // Round robin's stream is Erlang: no formula.
+        Policy::Jsq { .. } | Policy::Jiq { .. } | Policy::Pod { .. } if q.servers == 1 => {
+            Some(PoissonQueue {
+                lambda: q.lambda,
+                servers: 1,
+            })
+        }
+        // Round robin's stream is Erlang, and the other dispatch policies
+        // couple their servers: no formula.
         _ => None,
     }
 }

@@ -122,5 +122,14 @@ pub fn dispatch_loops_per_customer(p: &PointParams) -> u64 {
     // arrival at most what a system just past the threshold costs.
     let threshold = u64::from(dispatch::rebase_threshold(p.servers));
     let rebase = (r + in_system.min(threshold + period) + routers).div_ceil(period);
-    3 * (2 * depth + 2) + depth + pod + rebase + 2
+    // A limit sums the chosen server's count over the routers; abandoning
+    // requests leave a router's queue at its departures, each request once
+    // (amortized: one more trip per arrival).
+    let limit = if p.limited() {
+        u64::from(p.routers.max(1)) + 1
+    } else {
+        0
+    };
+    let patience = if p.reneging() == Reneging::None { 0 } else { 2 };
+    3 * (2 * depth + 2) + depth + pod + rebase + limit + patience + 2
 }

@@ -127,7 +127,7 @@ pub mod dispatch {
     /// (`H` each), per router its counts (`R`) and, unless `pod`, its
     /// permutation, inverse permutation (`R` each) and block starts
     /// (`H + 2`), then for `central` per router a queue of `H` (arrival time,
-    /// service, interarrival) triples and its head and length. `lwl` needs
+    /// service, interarrival[, patience]) slots and its head and length. `lwl` needs
     /// the header and `free` only. All-zero words are the empty system.
     pub fn state_words_at(p: &PointParams, h: u32) -> u64 {
         let r = u64::from(p.servers.max(1));
@@ -144,11 +144,21 @@ pub mod dispatch {
             3 * r + h + 2
         };
         let queues = if policy == DispatchPolicy::Central {
-            k * (3 * h + 2)
+            k * (queue_slot_words(p) * h + 2)
         } else {
             0
         };
         header + r + 2 * h + k * per_router + queues
+    }
+
+    /// Words of a router-queue slot: arrival time, service, interarrival,
+    /// and with patience the request's patience (`d_qw` in the kernel).
+    pub fn queue_slot_words(p: &PointParams) -> u64 {
+        if p.reneging() == super::Reneging::None {
+            3
+        } else {
+            4
+        }
     }
 
     /// Words of state per replication at the point's capacity.

@@ -238,23 +238,22 @@ impl Spec {
                     what()
                 )));
             }
-            if c.patience.is_some() && c.routing.is_dynamic(c.routers) {
-                return Err(SpecError(format!(
-                    "point {} ({}): patience: {} does not model patience yet; expected \
-                     routing random, round_robin or central (one router) with a patience law",
-                    c.index,
-                    what(),
-                    c.routing
-                )));
-            }
             if let Some(k) = c.capacity {
-                if c.routing.is_dynamic(c.routers) {
+                // A per-server limit needs the router's counts of its
+                // requests at each server: lwl keeps none, and central's
+                // routers hold requests of their own.
+                if c.routing == Routing::Lwl || (c.routing == Routing::Central && c.routers > 1) {
+                    let which = if c.routing == Routing::Lwl {
+                        "lwl".to_string()
+                    } else {
+                        "central with routers > 1".to_string()
+                    };
                     return Err(SpecError(format!(
-                        "point {} ({}): capacity: {} does not model a capacity yet; expected \
-                         routing random, round_robin or central (one router) with a capacity",
+                        "point {} ({}): capacity: {which} does not model a capacity; expected \
+                         routing random, round_robin, central (one router), jsq, pod or jiq \
+                         with a capacity",
                         c.index,
                         what(),
-                        c.routing
                     )));
                 }
                 if c.patience.is_some() {
@@ -266,8 +265,13 @@ impl Spec {
                     )));
                 }
                 // The queue's own servers: a dyno's workers, or the whole
-                // fleet behind the central queue.
-                let queue = c.routing.shape(c.servers, c.workers, c.routers).servers;
+                // fleet behind the central queue; the dispatch policies'
+                // single-worker servers each have their own limit.
+                let queue = if c.routing.is_dynamic(c.routers) {
+                    1
+                } else {
+                    c.routing.shape(c.servers, c.workers, c.routers).servers
+                };
                 if k < queue {
                     return Err(SpecError(format!(
                         "point {} ({}): capacity: {k} is below the queue's {queue} servers; \

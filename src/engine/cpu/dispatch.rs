@@ -19,6 +19,22 @@
 //! where `free[s]` is the time the server's FIFO queue empties, and leaves
 //! at `t + wait + service`.
 //!
+//! # Patience and capacity
+//! With patience, each request's patience is drawn after the policy's words
+//! (a request that waits at a `central` router draws it there and carries
+//! it). FIFO servers know a request's wait when it is dispatched, so it is
+//! late when that wait exceeds its patience: under `abandon` it never joins
+//! (no server, no count: the routers count only the requests that joined),
+//! under `timeout` it is served and counted. A request waiting at a router
+//! is judged when the router dispatches it: its wait so far plus its wait at
+//! the server; one that has run out of patience by then left unseen, and
+//! the router takes the next. With a capacity K (`PointParams::
+//! system_limit`; `jsq`, `pod`, `jiq`) a request whose chosen server holds
+//! K (all routers' requests) is refused: dropped as an abandoning one. The
+//! policies still choose as they do without a limit (a router does not
+//! learn that a server is full), which is the model of a router that sends
+//! to a dyno whose own backlog limit refuses it.
+//!
 //! # Data structures (per replication)
 //! - `free[R]`: when each server's queue empties (f32).
 //! - A binary min-heap of the departure times of the requests in the system,
@@ -68,7 +84,7 @@ use std::cell::RefCell;
 
 use super::record::Recorders;
 use crate::contract::{
-    dispatch, rebase_period, rep_status, DispatchPolicy, PointParams, RepResult,
+    dispatch, rebase_period, rep_status, DispatchPolicy, PointParams, Reneging, RepResult,
 };
 use crate::engine::Watch;
 use crate::sampling::Sampler;
@@ -83,6 +99,8 @@ pub fn below(word: u32, m: u32) -> u32 {
 #[derive(Default)]
 struct Scratch {
     free: Vec<f32>,
+    /// The patience of each arrival of a block (`run_blocked`).
+    patience: Vec<f32>,
     /// The departure heap: (time, router · R + server).
     heap: Vec<(f32, u32)>,
     /// K × R each.
@@ -95,6 +113,8 @@ struct Scratch {
     q_arr: Vec<f32>,
     q_svc: Vec<f32>,
     q_gap: Vec<f32>,
+    /// The waiting requests' patience (with patience only).
+    q_pat: Vec<f32>,
     q_head: Vec<u32>,
     q_len: Vec<u32>,
 }
@@ -152,6 +172,7 @@ fn lwl(
     let mut rng = Sampler::<1>::new(p, [rep], table);
     let mut rec = Recorders::<1>::new(p);
     let period = rebase_period(p.servers);
+    let drops = p.drops_late();
     let mut t = 0.0f32;
     let mut since_rebase = 0u32;
     for n in 0..p.warmup + p.customers {
@@ -176,9 +197,13 @@ fn lwl(
         }
         let wait = (free[best] - t).max(0.0);
         let service = rng.draw(&p.service)[0];
-        free[best] = t + wait + service;
+        let late = rng.late(p, &[wait]);
+        // An abandoning request takes no server.
+        if !(drops && late[0]) {
+            free[best] = t + wait + service;
+        }
         if n >= p.warmup {
-            rec.record(hist, 1, &[wait], &[service], &[a]);
+            rec.record_request(hist, 1, &[wait], &[service], &[a], &late);
         }
     }
     let [res] = rec.finish(p.customers, rng.status);
@@ -194,6 +219,11 @@ struct System<'s> {
     policy: DispatchPolicy,
     /// Whether the routers keep the sorted permutation (all but `pod`).
     buckets: bool,
+    /// The most requests a server may hold (0: no limit).
+    limit: u32,
+    /// Whether requests draw a patience, and whether late ones are dropped.
+    patience: bool,
+    drops: bool,
     s: &'s mut Scratch,
     heap_n: u32,
 }
@@ -224,7 +254,7 @@ impl<'s> System<'s> {
             }
         }
         if policy == DispatchPolicy::Central {
-            for q in [&mut s.q_arr, &mut s.q_svc, &mut s.q_gap] {
+            for q in [&mut s.q_arr, &mut s.q_svc, &mut s.q_gap, &mut s.q_pat] {
                 q.resize(ku * hu, 0.0);
             }
             s.q_head.clear();
@@ -238,6 +268,9 @@ impl<'s> System<'s> {
             h,
             policy,
             buckets,
+            limit: p.system_limit,
+            patience: p.reneging() != Reneging::None,
+            drops: p.drops_late(),
             s,
             heap_n: 0,
         }
@@ -460,15 +493,40 @@ impl<'s> System<'s> {
         }
     }
 
-    /// Send a request arriving at `t` to `srv` via router `k`; its wait.
+    /// The wait of a request dispatched to `srv` at `t`.
     #[inline(always)]
-    fn dispatch_now(&mut self, t: f32, k: u32, srv: u32, service: f32) -> f32 {
-        let wait = (self.s.free[srv as usize] - t).max(0.0);
+    fn wait_at(&self, t: f32, srv: u32) -> f32 {
+        (self.s.free[srv as usize] - t).max(0.0)
+    }
+
+    /// Send a request arriving at `t` to `srv` via router `k`, where it
+    /// waits `wait` (`wait_at`).
+    #[inline(always)]
+    fn dispatch_now(&mut self, t: f32, k: u32, srv: u32, wait: f32, service: f32) {
         let leaves = t + wait + service;
         self.s.free[srv as usize] = leaves;
         self.push(leaves, k * self.r + srv);
         self.inc(k, srv);
-        wait
+    }
+
+    /// Whether `srv` holds the most requests it may (every router's).
+    #[inline(always)]
+    fn full(&self, srv: u32) -> bool {
+        let held: u32 = (0..self.k)
+            .map(|k| self.s.cnt[(k * self.r + srv) as usize])
+            .sum();
+        held >= self.limit
+    }
+
+    /// Whether a request dispatched to `srv`, waiting `wait` with the given
+    /// patience, is late: refused by a full server, or out of patience.
+    #[inline(always)]
+    fn late(&self, srv: u32, wait: f32, patience: f32) -> bool {
+        if self.limit > 0 {
+            self.full(srv)
+        } else {
+            self.patience && wait > patience
+        }
     }
 
     fn run(
@@ -521,6 +579,8 @@ impl<'s> System<'s> {
         let mut routers = [0u32; BLOCK];
         let mut statuses = [0u32; BLOCK];
         let mut policy_words = [0u32; BLOCK * (dispatch::MAX_CHOICES as usize + 1)];
+        let mut patience = std::mem::take(&mut self.s.patience);
+        patience.resize(BLOCK, f32::INFINITY);
         let mut t = 0.0f32;
         let mut since_rebase = 0u32;
         let mut done = 0u32;
@@ -544,6 +604,9 @@ impl<'s> System<'s> {
                 for w in &mut policy_words[j * words..(j + 1) * words] {
                     *w = rng.streams.next_u32()[0];
                 }
+                if self.patience {
+                    patience[j] = rng.patience(p)[0];
+                }
                 statuses[j] = rng.status[0];
             }
             for j in 0..n {
@@ -563,17 +626,23 @@ impl<'s> System<'s> {
                     policy_words[next - 1]
                 };
                 let srv = self.choose(p, k, &mut word).unwrap_or(0);
-                if self.heap_n == self.h {
-                    return (statuses[j] | rep_status::QUEUE_OVERFLOW, peak);
+                let wait = self.wait_at(t, srv);
+                let late = self.late(srv, wait, patience[j]);
+                if !(self.drops && late) {
+                    if self.heap_n == self.h {
+                        self.s.patience = patience;
+                        return (statuses[j] | rep_status::QUEUE_OVERFLOW, peak);
+                    }
+                    self.dispatch_now(t, k, srv, wait, services[j]);
                 }
-                let wait = self.dispatch_now(t, k, srv, services[j]);
                 peak = peak.max(self.heap_n);
                 if done >= p.warmup {
-                    rec.record(hist, 1, &[wait], &[services[j]], &[a]);
+                    rec.record_request(hist, 1, &[wait], &[services[j]], &[a], &[late]);
                 }
                 done += 1;
             }
         }
+        self.s.patience = patience;
         (rng.status[0], peak)
     }
 
@@ -598,9 +667,9 @@ impl<'s> System<'s> {
         // Requests waiting at the routers, and the most held at once.
         let mut queued = 0u32;
         let mut peak = 0u32;
-        let mut record = |done: &mut u32, wait: f32, service: f32, gap: f32| {
+        let mut record = |done: &mut u32, wait: f32, service: f32, gap: f32, late: bool| {
             if *done >= p.warmup {
-                rec.record(hist, 1, &[wait], &[service], &[gap]);
+                rec.record_request(hist, 1, &[wait], &[service], &[gap], &[late]);
             }
             *done += 1;
         };
@@ -623,8 +692,10 @@ impl<'s> System<'s> {
                 };
                 self.dec(k, srv);
                 let ku = k as usize;
-                if self.s.q_len[ku] > 0 {
-                    // The router's oldest waiting request goes where this one was.
+                // The router's oldest waiting request goes where this one
+                // was; those out of patience by now left unseen (abandon),
+                // and the next one goes.
+                while self.s.q_len[ku] > 0 {
                     let slot = (k * h + self.s.q_head[ku]) as usize;
                     let (arrived, service, gap) =
                         (self.s.q_arr[slot], self.s.q_svc[slot], self.s.q_gap[slot]);
@@ -632,13 +703,21 @@ impl<'s> System<'s> {
                     self.s.q_len[ku] -= 1;
                     queued -= 1;
                     let at_server = (self.s.free[srv as usize] - dt).max(0.0);
-                    let leaves = dt + at_server + service;
-                    self.s.free[srv as usize] = leaves;
-                    self.push(leaves, tag);
-                    self.inc(k, srv);
-                    record(&mut done, (dt - arrived) + at_server, service, gap);
+                    let wait = (dt - arrived) + at_server;
+                    let late = self.patience && wait > self.s.q_pat[slot];
+                    let joins = !(self.drops && late);
+                    if joins {
+                        let leaves = dt + at_server + service;
+                        self.s.free[srv as usize] = leaves;
+                        self.push(leaves, tag);
+                        self.inc(k, srv);
+                    }
+                    record(&mut done, wait, service, gap, late);
                     if done == total {
                         break 'arrivals;
+                    }
+                    if joins {
+                        break;
                     }
                 }
             }
@@ -654,13 +733,23 @@ impl<'s> System<'s> {
             } else {
                 0
             };
-            match self.choose(p, k, &mut || rng.streams.next_u32()[0]) {
+            let chosen = self.choose(p, k, &mut || rng.streams.next_u32()[0]);
+            let patience = if self.patience {
+                rng.patience(p)[0]
+            } else {
+                f32::INFINITY
+            };
+            match chosen {
                 Some(srv) => {
-                    if self.heap_n == h {
-                        return (rng.status[0] | rep_status::QUEUE_OVERFLOW, peak);
+                    let wait = self.wait_at(t, srv);
+                    let late = self.late(srv, wait, patience);
+                    if !(self.drops && late) {
+                        if self.heap_n == h {
+                            return (rng.status[0] | rep_status::QUEUE_OVERFLOW, peak);
+                        }
+                        self.dispatch_now(t, k, srv, wait, service);
                     }
-                    let wait = self.dispatch_now(t, k, srv, service);
-                    record(&mut done, wait, service, a);
+                    record(&mut done, wait, service, a, late);
                 }
                 None => {
                     let ku = k as usize;
@@ -671,6 +760,7 @@ impl<'s> System<'s> {
                     self.s.q_arr[slot] = t;
                     self.s.q_svc[slot] = service;
                     self.s.q_gap[slot] = a;
+                    self.s.q_pat[slot] = patience;
                     self.s.q_len[ku] += 1;
                     queued += 1;
                 }

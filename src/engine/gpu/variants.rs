@@ -152,7 +152,9 @@ impl KernelVariant {
             law_name(spec.service)
         );
         // Limited central queues also run one dyno of a thinned stream.
-        if spec.kernel == Kernel::Lindley || spec.limited {
+        if spec.kernel == Kernel::Lindley
+            || (spec.limited && spec.kernel == Kernel::KieferWolfowitz)
+        {
             let _ = write!(file, "-thin_{}", thinning_name(spec.thinning));
         }
         if spec.limited {
@@ -215,14 +217,13 @@ fn fast_heap_sizes() -> Vec<u32> {
 /// kernels' points never thin: `PointParams::effective_thinning`); the
 /// central queue (Kiefer–Wolfowitz) also × every small-heap size, each in
 /// both places it may live ([`HeapMemory::for_adapter`] picks one per
-/// adapter); then, for patience, each reneging mode of the one-server and
-/// central-queue kernels with exponential laws, in every thinning and heap
-/// placement (the mode is the one constant patience adds: the patience law
-/// is drawn through the run-time `draw`, which holds every law, and the
-/// dispatch kernel does not model patience); then, for a capacity, the
+/// adapter); then, for patience, each reneging mode of every kernel with
+/// exponential laws, in every thinning and heap placement (the mode is the
+/// one constant patience adds: the patience law is drawn through the
+/// run-time `draw`, which holds every law); then, for a capacity, the
 /// central-queue kernel with exponential laws in every thinning and heap
-/// placement (it runs limited one-server queues of thinned streams too);
-/// then the peak-rate kernel.
+/// placement (it runs limited one-server queues of thinned streams too) and
+/// the dispatch kernel (a limit per server); then the peak-rate kernel.
 /// One-server segments' two layouts
 /// (`SegmentLayout`) are chosen per pass by the dispatch's uniform, so one
 /// source serves both.
@@ -286,6 +287,11 @@ pub fn every_variant() -> Vec<KernelVariant> {
                 }
             }
         }
+        let dispatch = Specialization {
+            reneging,
+            ..Specialization::plain(Kernel::Dispatch)
+        };
+        out.push(KernelVariant::of(dispatch, HeapMemory::Private));
     }
     // A capacity: the Kiefer–Wolfowitz kernel (which runs limited one-server
     // queues too, of thinned streams) in every thinning and heap placement.
@@ -306,6 +312,11 @@ pub fn every_variant() -> Vec<KernelVariant> {
             }
         }
     }
+    let dispatch = Specialization {
+        limited: true,
+        ..Specialization::plain(Kernel::Dispatch)
+    };
+    out.push(KernelVariant::of(dispatch, HeapMemory::Private));
     out.push(KernelVariant {
         file: "peak.wgsl".to_string(),
         spec: None,
@@ -442,10 +453,12 @@ mod tests {
         let expected = laws * laws * Thinning::ALL.len()
             + laws * laws * (1 + 2 * (heaps - 1))
             + laws * laws
-            // Each reneging mode: Lindley per thinning, every central heap.
-            + 2 * (Thinning::ALL.len() + 1 + 2 * (heaps - 1))
-            // A capacity: every thinning, every central heap.
+            // Each reneging mode: Lindley per thinning, every central
+            // heap, the dispatch kernel.
+            + 2 * (Thinning::ALL.len() + 1 + 2 * (heaps - 1) + 1)
+            // A capacity: every thinning, every central heap; dispatch.
             + Thinning::ALL.len() * (1 + 2 * (heaps - 1))
+            + 1
             + 1;
         assert_eq!(variants.len(), expected);
     }
