@@ -53,14 +53,18 @@ pack() { # pack BINARY NAME
     fi
     gzip -9 -n "$bin/$2"
 }
-qsweep=$(cargo build --profile "$profile" --bin qsweep --message-format=json | executable qsweep)
-[ -x "$qsweep" ] || { echo "build-gpu-check: cargo named no qsweep binary" >&2; exit 1; }
-pack "$qsweep" qsweep
-built=("$qsweep")
+# One `cargo test` build gives both: the integration tests are built with
+# the CLI binary they run (CARGO_BIN_EXE_qsweep), with the dev-dependencies'
+# features, so the binary is the one `cargo test` built (`cargo build` would
+# resolve features without the dev-dependencies and compile it again).
 tests=(gpu_matches_cpu theory dynamic)
 test_args=()
 for t in "${tests[@]}"; do test_args+=(--test "$t"); done
 json=$(cargo test --profile "$profile" "${test_args[@]}" --no-run --message-format=json)
+qsweep=$(grep '"kind":\["bin"\]' <<<"$json" | executable qsweep)
+[ -x "$qsweep" ] || { echo "build-gpu-check: cargo named no qsweep binary" >&2; exit 1; }
+pack "$qsweep" qsweep
+built=("$qsweep")
 for t in "${tests[@]}"; do
     exe=$(executable "$t" <<<"$json")
     [ -x "$exe" ] || { echo "build-gpu-check: cargo named no $t test binary" >&2; exit 1; }
