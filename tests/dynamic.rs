@@ -124,7 +124,7 @@ impl Reference {
     /// The recorded waits of one replication, in dispatch order (the served
     /// requests' under abandonment or a capacity), and the fraction of its
     /// requests lost (refused, abandoned or timed out).
-    fn replication_with_losses(&self, rng: &mut StdRng) -> (Vec<f64>, f64) {
+    fn replication(&self, rng: &mut StdRng) -> (Vec<f64>, f64) {
         let r = self.servers;
         // Per server: (departure time, router) of each request it holds, FIFO.
         let mut servers: Vec<VecDeque<(f64, usize)>> = vec![VecDeque::new(); r];
@@ -240,9 +240,8 @@ impl Reference {
 
     fn run(&self, reps: usize, seed: u64) -> Summary {
         let mut rng = StdRng::seed_from_u64(seed);
-        let (runs, lost): (Vec<Vec<f64>>, Vec<f64>) = (0..reps)
-            .map(|_| self.replication_with_losses(&mut rng))
-            .unzip();
+        let (runs, lost): (Vec<Vec<f64>>, Vec<f64>) =
+            (0..reps).map(|_| self.replication(&mut rng)).unzip();
         let mut s = Summary::from_waits(&runs);
         s.p_lost = mean_se(&lost);
         s

@@ -244,9 +244,9 @@ impl Spec {
                 // routers hold requests of their own.
                 if c.routing == Routing::Lwl || (c.routing == Routing::Central && c.routers > 1) {
                     let which = if c.routing == Routing::Lwl {
-                        "lwl".to_string()
+                        "lwl"
                     } else {
-                        "central with routers > 1".to_string()
+                        "central with routers > 1"
                     };
                     return Err(SpecError(format!(
                         "point {} ({}): capacity: {which} does not model a capacity; expected \

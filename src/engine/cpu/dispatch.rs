@@ -99,8 +99,6 @@ pub fn below(word: u32, m: u32) -> u32 {
 #[derive(Default)]
 struct Scratch {
     free: Vec<f32>,
-    /// The patience of each arrival of a block (`run_blocked`).
-    patience: Vec<f32>,
     /// The departure heap: (time, router · R + server).
     heap: Vec<(f32, u32)>,
     /// K × R each.
@@ -579,8 +577,7 @@ impl<'s> System<'s> {
         let mut routers = [0u32; BLOCK];
         let mut statuses = [0u32; BLOCK];
         let mut policy_words = [0u32; BLOCK * (dispatch::MAX_CHOICES as usize + 1)];
-        let mut patience = std::mem::take(&mut self.s.patience);
-        patience.resize(BLOCK, f32::INFINITY);
+        let mut patience = [f32::INFINITY; BLOCK];
         let mut t = 0.0f32;
         let mut since_rebase = 0u32;
         let mut done = 0u32;
@@ -630,7 +627,6 @@ impl<'s> System<'s> {
                 let late = self.late(srv, wait, patience[j]);
                 if !(self.drops && late) {
                     if self.heap_n == self.h {
-                        self.s.patience = patience;
                         return (statuses[j] | rep_status::QUEUE_OVERFLOW, peak);
                     }
                     self.dispatch_now(t, k, srv, wait, services[j]);
@@ -642,7 +638,6 @@ impl<'s> System<'s> {
                 done += 1;
             }
         }
-        self.s.patience = patience;
         (rng.status[0], peak)
     }
 
