@@ -11,12 +11,13 @@ use qsweep::engine::gpu::list_adapters;
 use qsweep::engine::Engine;
 use qsweep::export::hist::HistSink;
 use qsweep::export::{Format, Table};
+use qsweep::horizon::Horizon;
 use qsweep::merge;
 use qsweep::output::{self, num};
 use qsweep::plot::{plot_files, PlotOptions};
 use qsweep::progress::{self, Progress};
 use qsweep::run::session::{self, Session};
-use qsweep::run::{estimate, interrupt, rounds, PointResult};
+use qsweep::run::{estimate, interrupt, rounds, PointResult, PreparedPoint};
 use qsweep::spec::{AnalyticArgs, Spec, SweepArgs, SEED_SOURCE};
 use qsweep::UsageError;
 
@@ -233,6 +234,7 @@ fn dry_run(session: &Session, engine: &mut dyn Engine, backend: &str, out: &str)
                 .to_string(),
         );
     }
+    lines.extend(horizon_lines(spec, &todo));
     lines.push(format!("backend: {backend}"));
     let most = match est.most {
         Some((_, s)) => format!(" (up to {} under --precision)", progress::duration(s)),
@@ -247,6 +249,33 @@ fn dry_run(session: &Session, engine: &mut dyn Engine, backend: &str, out: &str)
     lines.push(format!("output: {out} (not written)"));
     output::to_stdout(format!("{}\n", lines.join("\n")))
 }
+
+/// `--dry-run`'s lines about the points whose mean wait the run cannot
+/// resolve (`qsweep::horizon`): at most [`HORIZON_LINES`], then a count.
+fn horizon_lines(spec: &Spec, todo: &[PreparedPoint]) -> Vec<String> {
+    let flagged: Vec<(u32, String)> = todo
+        .iter()
+        .filter_map(|p| {
+            let h = Horizon::of(&p.grid, spec.run.reps, spec.run.customers)?;
+            Some((p.grid.index, h.concern(&p.grid.service)?))
+        })
+        .collect();
+    let mut lines: Vec<String> = flagged
+        .iter()
+        .take(HORIZON_LINES)
+        .map(|(i, why)| format!("mean wait not resolved: point {i}: {why}"))
+        .collect();
+    if flagged.len() > HORIZON_LINES {
+        lines.push(format!(
+            "mean wait not resolved: {} more points",
+            flagged.len() - HORIZON_LINES
+        ));
+    }
+    lines
+}
+
+/// The most points `--dry-run` names one by one in its horizon lines.
+const HORIZON_LINES: usize = 8;
 
 /// Show a finished point: its progress line and its warnings.
 fn report_point(

@@ -116,6 +116,12 @@ pub const TABLE: &[Column] = &[
     // Why the point has no statistics (empty when it has them): see
     // `Row::fields`.
     col("error", |r| r.error.unwrap_or_default().to_string()),
+    // Whether the mean wait's CI can be trusted (`horizon`): empty, or
+    // `horizon` (the service law's tail is beyond what the run can see),
+    // `skewed` (a few replications carry the mean), or both.
+    col("mean_wait_flag", |r| {
+        crate::horizon::row_flag(r.point, r.customers, r.stats).to_string()
+    }),
 ];
 
 /// The result columns a row keeps when its point failed (`Row::error`):

@@ -26,25 +26,38 @@
 //!   degrees of freedom of that variance. The interval is mapped back
 //!   through the pooled quantile function, so it is asymmetric; the CSV's
 //!   half-width is its longer side. Tail exceedances come in clusters (one
-//!   busy period holds many of them), and at p99.9 a few clusters make all
-//!   of Var(p̂): n_eff is taken as the smaller of the percentile's own and
-//!   that of the level with [`LOWER_LEVEL_FACTOR`] × its exceedance
-//!   probability, where 20× more clusters estimate the same dispersion
-//!   (the excursions above a high level of a light-tailed queue have a law
-//!   that no longer depends on the level: Asmussen, "Applied Probability
-//!   and Queues", 2003, §XIII.5; where they grow with the level, as with
-//!   heavy-tailed service, the percentile's own n_eff is the smaller). Sectioning, the previous method (Asmussen &
+//!   busy period holds many of them), and where the sample holds few
+//!   clusters past the percentile, its own Var(p̂) rests on them and comes
+//!   out too small (M/H2/1, SCV 10, ρ 0.9, 32 × 20 000 customers: 4.6×
+//!   too large an n_eff at p99.9). So where the percentile's own effective
+//!   exceedances n_eff (1 − q) number fewer than [`TRUSTED_EXCEEDANCES`],
+//!   n_eff is the smaller of its own and that of the level with
+//!   [`LOWER_LEVEL_FACTOR`] × its exceedance probability, where 20× more
+//!   clusters estimate the same dispersion (the excursions above a high
+//!   level of a light-tailed queue have a law that no longer depends on
+//!   the level: Asmussen, "Applied Probability and Queues", 2003, §XIII.5).
+//!   Where the own level holds enough, it is used alone: the lower level's
+//!   clusters are not the tail's where the queue's congestion periods
+//!   dominate low levels (jsq at R = 100, pod at R = 1000: always taking
+//!   the smaller made the p99 and p99.9 CIs 2.2–3.7× the seeds' spread;
+//!   now 1.0–1.1×), and never the atom at 0 ([`lower_level`]). A sojourn
+//!   percentile's section CDFs are the waits convolved with the exact
+//!   service law, far less variable than a sample of sojourns, so its
+//!   n_eff is not capped at the customers ([`Sampled`]: capped, the
+//!   multi-server sojourn p99 CIs were 5–15× too wide). Sectioning, the previous method (Asmussen &
 //!   Glynn, "Stochastic Simulation", 2007, §III.5: a t interval over the
 //!   sections' own percentiles), covered an M/M/1 ρ 0.9 p99.9 55–63% of
 //!   the time with 32 × 20 000 customers, where each section's p99.9 rests
 //!   on one or two busy periods (the whole sample on about six); this
-//!   method covers 92.5% there, and 92.5–98% for every percentile in the
-//!   four settings of `tests/statistics.rs` (1000 seeds each:
-//!   `QSWEEP_COVERAGE_SEEDS=1000`; p99.9 over few short replications is
-//!   the lowest, p99 and p99.9 over 4 long replications, with 3 degrees of
-//!   freedom, the highest). Where the whole sample holds only one or two
-//!   excursions past the percentile (p99.9 of that queue with 8 × 20 000
-//!   customers), no interval from the data covers reliably (86%).
+//!   method covers 93% there, and 93–98% for every percentile in the
+//!   settings of `tests/statistics.rs` (M/M/1, M/M/10, M/H2/1 at ρ 0.8 and
+//!   0.9, M/M/1000 at ρ 0.98 up to p99; `QSWEEP_COVERAGE_SEEDS=1000` for a
+//!   tighter band), with widths 1.0–1.5× the seeds' spread (about 2× with
+//!   4 long replications, whose 4 sections leave 3 degrees of freedom).
+//!   Where the whole sample holds only a few excursions past the
+//!   percentile (under [`FEW_EXCEEDANCES`] effective exceedances: p99.9 of
+//!   M/M/1000 at ρ 0.98 with 32 × 100 000 customers, 80% covered), no
+//!   interval from the data covers reliably: the run says so.
 //!   Sections are those the engines already write (`engine::schedule`), so
 //!   the GPU's workgroup memory and the host's histograms are unchanged.
 
@@ -54,6 +67,7 @@ use crate::contract::{
 };
 
 pub use crate::dist::ln_gamma;
+use crate::dist::Dist;
 
 /// Regularized incomplete beta I_x(a, b) by Lentz's continued fraction
 /// (Numerical Recipes, §6.4).
@@ -140,6 +154,27 @@ pub fn ci95_half_width(xs: &[f64]) -> Option<f64> {
     let mean = xs.iter().sum::<f64>() / n as f64;
     let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64;
     Some(student_t_quantile(0.975, (n - 1) as f64) * (var / n as f64).sqrt())
+}
+
+/// The adjusted Fisher–Pearson sample skewness `G1 = g1 sqrt(n (n − 1)) /
+/// (n − 2)`, `g1 = m3 / m2^(3/2)` with central moments `m_k` (Joanes & Gill,
+/// The Statistician 47, 1998): None for fewer than 3 values or none apart.
+pub fn skewness(xs: &[f64]) -> Option<f64> {
+    let n = xs.len();
+    if n < 3 {
+        return None;
+    }
+    let nf = n as f64;
+    let mean = xs.iter().sum::<f64>() / nf;
+    let (m2, m3) = xs.iter().fold((0.0, 0.0), |(a, b), &x| {
+        let d = x - mean;
+        (a + d * d, b + d * d * d)
+    });
+    let (m2, m3) = (m2 / nf, m3 / nf);
+    if m2.is_nan() || m2 <= 1e-24 * mean * mean {
+        return None;
+    }
+    Some(m3 / m2.powf(1.5) * (nf * (nf - 1.0)).sqrt() / (nf - 2.0))
 }
 
 /// The `q` quantile of a histogram of scaled times, in unscaled units,
@@ -276,6 +311,42 @@ pub fn clopper_pearson(x: f64, n: f64) -> (f64, f64) {
 pub struct PercentileCi {
     pub lo: f64,
     pub hi: f64,
+    /// The effective number of exceedances the interval rests on,
+    /// `n_eff (1 − q)`: about the number of independent excursions past
+    /// the percentile the sample holds. Under [`FEW_EXCEEDANCES`] no
+    /// interval from the data covers reliably (the sample misses the
+    /// excursions it would need to see its own spread).
+    pub exceedances: f64,
+}
+
+/// Effective exceedances from which a percentile's own variance estimate
+/// is trusted; below, the lower level's (see [`percentile_ci`]).
+pub const TRUSTED_EXCEEDANCES: f64 = 10.0;
+
+/// Effective exceedances under which a percentile's CI is reported as not
+/// resolved: M/M/1000 at ρ 0.98 with 32 × 100 000 customers has p99.9 on
+/// about 0.5 of them, and its CI covers 80% of seeds; M/H2/1 (SCV 10, ρ
+/// 0.9) with 32 × 20 000, 0.35 and 67% (issue 27).
+pub const FEW_EXCEEDANCES: f64 = 3.0;
+
+/// The level [`percentile_ci`] borrows a variance from: the quantile of
+/// [`LOWER_LEVEL_FACTOR`] × the exceedance probability of `q`, or, where
+/// that falls on the atom at 0 (P(wait > 0) below it: the exceedances of
+/// 0 are whole congestion periods, not excursions of the tail), the largest
+/// of the factors 10, 5, 2.5 whose level is positive. None if none is.
+fn lower_level(q: f64, quantile: &dyn Fn(f64) -> f64) -> Option<f64> {
+    let mut factor = LOWER_LEVEL_FACTOR;
+    while factor >= 2.0 {
+        let level = 1.0 - factor * (1.0 - q);
+        if level > 0.0 {
+            let t = quantile(level);
+            if t > 0.0 {
+                return Some(t);
+            }
+        }
+        factor /= 2.0;
+    }
+    None
 }
 
 impl PercentileCi {
@@ -290,9 +361,11 @@ impl PercentileCi {
 /// fraction at `t` over independent sections of `weights` customers whose
 /// CDFs are `cdf(i, t)`: p̂(1 − p̂) / Var(p̂), with the ratio-estimator
 /// variance Σ (w_i / w̄)² (Y_i − p̂)² / (K (K − 1)) of cluster sampling
-/// (Cochran, "Sampling Techniques", 1977, §6.11), capped at the number of
-/// customers. Infinite (capped) when the sections agree exactly.
-fn effective_n(t: f64, weights: &[f64], cdf: &dyn Fn(usize, f64) -> f64) -> f64 {
+/// (Cochran, "Sampling Techniques", 1977, §6.11). With `Sampled::Customers`
+/// capped at the number of customers (a sample of them is never worth more
+/// than that many independent ones); the number of customers when the
+/// sections agree exactly.
+fn effective_n(t: f64, weights: &[f64], cdf: &dyn Fn(usize, f64) -> f64, sampled: Sampled) -> f64 {
     let k = weights.len() as f64;
     let total: f64 = weights.iter().sum();
     let mean_w = total / k;
@@ -307,8 +380,28 @@ fn effective_n(t: f64, weights: &[f64], cdf: &dyn Fn(usize, f64) -> f64) -> f64 
     if var <= 0.0 {
         total
     } else {
-        (p * (1.0 - p) / var).min(total)
+        let n = p * (1.0 - p) / var;
+        match sampled {
+            Sampled::Customers => n.min(total),
+            Sampled::Smoothed => n,
+        }
     }
+}
+
+/// What a section's CDF is an estimate from, which bounds how much it can
+/// be worth.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sampled {
+    /// The empirical CDF of the customers' own values (waits): its
+    /// exceedance fraction has at least binomial variance (the customers'
+    /// waits are positively correlated), so `n_eff` never exceeds them.
+    Customers,
+    /// A sample convolved with a law known exactly (sojourns: the waits
+    /// with the service law): the service part is not sampled, so the
+    /// fraction varies far less than a binomial of the customers, and the
+    /// sections' spread alone says how much (capped, it was 5–15× too wide
+    /// where few customers wait: issue 27).
+    Smoothed,
 }
 
 /// 95% CI of the `q` percentile `estimate` of a point whose replications
@@ -325,16 +418,18 @@ pub fn percentile_ci(
     weights: &[f64],
     cdf: &dyn Fn(usize, f64) -> f64,
     quantile: &dyn Fn(f64) -> f64,
+    sampled: Sampled,
 ) -> Option<PercentileCi> {
     let k = weights.len();
     if k < 2 || weights.iter().any(|&w| w <= 0.0) {
         return None;
     }
     let exceed = 1.0 - q;
-    let mut n_eff = effective_n(estimate, weights, cdf);
-    let lower = 1.0 - LOWER_LEVEL_FACTOR * exceed;
-    if lower > 0.0 {
-        n_eff = n_eff.min(effective_n(quantile(lower), weights, cdf));
+    let mut n_eff = effective_n(estimate, weights, cdf, sampled);
+    if n_eff * exceed < TRUSTED_EXCEEDANCES {
+        if let Some(t) = lower_level(q, quantile) {
+            n_eff = n_eff.min(effective_n(t, weights, cdf, sampled));
+        }
     }
     // Degrees of freedom: the variance rests on K sections (Korn &
     // Graubard's n_eff (t_n / t_df)², with t_n = z for the many customers).
@@ -343,7 +438,11 @@ pub fn percentile_ci(
     let (p_lo, p_hi) = clopper_pearson(exceed * n, n);
     let lo = quantile((1.0 - p_hi).max(0.0)).min(estimate);
     let hi = quantile((1.0 - p_lo).min(1.0)).max(estimate);
-    Some(PercentileCi { lo, hi })
+    Some(PercentileCi {
+        lo,
+        hi,
+        exceedances: n_eff * exceed,
+    })
 }
 
 /// The sections that hold customers, and how many each holds: the
@@ -372,7 +471,7 @@ pub fn wait_percentile_ci(
     let (sections, weights) = nonempty_sections(sections);
     let cdf = |i: usize, t: f64| hist_cdf(sections[i], t, scale, max);
     let quantile = |p: f64| hist_quantile(pooled, p, scale, max).unwrap_or(0.0);
-    percentile_ci(q, estimate, &weights, &cdf, &quantile)
+    percentile_ci(q, estimate, &weights, &cdf, &quantile, Sampled::Customers)
 }
 
 /// Which of a point's reported numbers were read from a histogram bin that
@@ -439,6 +538,10 @@ pub struct PointStats {
     pub reps: usize,
     pub mean_wait: f64,
     pub mean_wait_ci95: Option<f64>,
+    /// The adjusted Fisher–Pearson skewness `G1` of the replication mean
+    /// waits (None under 3 replications or with no spread): what
+    /// `horizon::skewed` judges the t interval's trust by.
+    pub mean_wait_skewness: Option<f64>,
     pub p_wait: f64,
     /// 95% CI half-width of `p_wait`: Student t over the replications'
     /// fractions, as for the mean.
@@ -451,6 +554,9 @@ pub struct PointStats {
     /// [`P50`] … [`P999`]), with CIs.
     pub wait_pct: [f64; 5],
     pub wait_pct_ci95: [Option<f64>; 5],
+    /// The effective exceedances each percentile's CI rests on
+    /// ([`PercentileCi::exceedances`]; None without a CI).
+    pub wait_pct_exceedances: [Option<f64>; 5],
     pub max_wait: f64,
     pub mean_sojourn: f64,
     pub mean_sojourn_ci95: Option<f64>,
@@ -484,25 +590,83 @@ pub struct PointStats {
     pub hist_range: RangeUse,
 }
 
+/// What the sojourn convolution needs of a service law: its CDF `F` and
+/// its integrated CDF `G(x) = ∫_0^x F(u) du = E[(x − S)^+]`. A wait spread
+/// uniformly over `[a, b]` (as [`hist_quantile`] reads a bin) plus an
+/// independent service has CDF `(G(t − a) − G(t − b)) / (b − a)` at `t`,
+/// exactly, whatever the law (atoms included: a deterministic service `D`
+/// gives the wait's interpolated quantile plus `D`).
+pub trait ServiceCurve {
+    fn cdf(&self, x: f64) -> f64;
+    fn integrated_cdf(&self, x: f64) -> f64;
+}
+
+impl ServiceCurve for Dist {
+    fn cdf(&self, x: f64) -> f64 {
+        Dist::cdf(self, x)
+    }
+    fn integrated_cdf(&self, x: f64) -> f64 {
+        Dist::integrated_cdf(self, x)
+    }
+}
+
+/// The wait histogram's spans for convolution: (bin's lower edge, upper
+/// edge, probability), in unscaled units, each bin cut at the largest wait
+/// as [`hist_quantile`] cuts it (the zero bin is the atom at 0).
+fn wait_spans(wait_counts: &[u64], scale: f64, max_wait: f64) -> Vec<(f64, f64, f64)> {
+    let total: u64 = wait_counts.iter().sum();
+    wait_counts
+        .iter()
+        .enumerate()
+        .filter(|(_, &c)| c > 0)
+        .map(|(bin, &c)| {
+            let (lo, hi) = bin_span(bin as u32, scale, max_wait);
+            (lo * scale, hi * scale, c as f64 / total as f64)
+        })
+        .collect()
+}
+
+/// `P(W + S <= t)` for `W` uniform on `[a, b]` and `S` of law `service`:
+/// the divided difference of the integrated CDF. Where the span is too
+/// narrow for the difference to keep its digits (below 1e-9 of `t`), the
+/// service CDF at the span's midpoint, which is then as exact.
+fn spread_cdf(service: &dyn ServiceCurve, t: f64, a: f64, b: f64) -> f64 {
+    let width = b - a;
+    if width <= 1e-9 * t.abs().max(b) {
+        return service.cdf(t - 0.5 * (a + b));
+    }
+    let g = service.integrated_cdf(t - a) - service.integrated_cdf(t - b);
+    (g / width).clamp(0.0, 1.0)
+}
+
+/// `P(W + S <= t)` for the wait spans of one histogram.
+fn sojourn_cdf(spans: &[(f64, f64, f64)], service: &dyn ServiceCurve, t: f64) -> f64 {
+    spans
+        .iter()
+        .map(|&(a, b, p)| p * spread_cdf(service, t, a, b))
+        .sum()
+}
+
 /// The `q` quantile of W + S for independent W, whose histogram (scaled
-/// units, `scale`) is `wait_counts`, and S with CDF `service_cdf`: the
-/// bisection root of F(t) = Σ_b P(W in b) F_S(t − w_b), each bin at its
-/// midpoint (within 0.8% of any wait in it). `hi` bounds the quantile from
-/// above (the largest sojourn observed). None for an empty histogram.
+/// units, `scale`) is `wait_counts`, and S of law `service`: the bisection
+/// root of `F(t) = Σ_b P(W in b) P(U_b + S <= t)`, each bin's waits spread
+/// uniformly over it ([`spread_cdf`]), as the wait percentiles read them.
+/// `hi` bounds the quantile from above (the largest sojourn observed).
+/// None for an empty histogram.
 pub fn convolved_quantile(
     wait_counts: &[u64],
     q: f64,
     scale: f64,
     max_wait: f64,
-    service_cdf: &dyn Fn(f64) -> f64,
+    service: &dyn ServiceCurve,
     hi: f64,
 ) -> Option<f64> {
     let total: u64 = wait_counts.iter().sum();
     if total == 0 {
         return None;
     }
-    let atoms = wait_atoms(wait_counts, scale, max_wait);
-    let cdf = |t: f64| -> f64 { atoms.iter().map(|&(w, p)| p * service_cdf(t - w)).sum() };
+    let spans = wait_spans(wait_counts, scale, max_wait);
+    let cdf = |t: f64| sojourn_cdf(&spans, service, t);
     let (mut lo, mut hi) = (0.0f64, hi.max(f64::MIN_POSITIVE));
     if cdf(hi) < q {
         // The observed maximum is below the quantile only for tiny samples.
@@ -522,26 +686,6 @@ pub fn convolved_quantile(
     Some(hi)
 }
 
-/// The atoms of a wait histogram for convolution: (wait at the bin's
-/// midpoint, probability), the overflow bin up to `max_wait`.
-fn wait_atoms(wait_counts: &[u64], scale: f64, max_wait: f64) -> Vec<(f64, f64)> {
-    let total: u64 = wait_counts.iter().sum();
-    wait_counts
-        .iter()
-        .enumerate()
-        .filter(|(_, &c)| c > 0)
-        .map(|(bin, &c)| {
-            let (lo, hi) = hist_bin_edges(bin as u32);
-            let hi = if bin as u32 == HIST_OVERFLOW_BIN {
-                (max_wait / scale).max(lo)
-            } else {
-                hi
-            };
-            (0.5 * (lo + hi) * scale, c as f64 / total as f64)
-        })
-        .collect()
-}
-
 /// [`percentile_ci`] of a sojourn percentile: each section's sojourn CDF is
 /// its wait histogram convolved with the service law (as
 /// [`convolved_quantile`] does for the pooled one). Empty sections are left
@@ -554,19 +698,18 @@ pub fn sojourn_percentile_ci(
     pooled: &[u64],
     scale: f64,
     max_wait: f64,
-    service_cdf: &dyn Fn(f64) -> f64,
+    service: &dyn ServiceCurve,
     hi: f64,
 ) -> Option<PercentileCi> {
     let (sections, weights) = nonempty_sections(sections);
-    let atoms: Vec<Vec<(f64, f64)>> = sections
+    let spans: Vec<Vec<(f64, f64, f64)>> = sections
         .iter()
-        .map(|s| wait_atoms(s, scale, max_wait))
+        .map(|s| wait_spans(s, scale, max_wait))
         .collect();
-    let cdf =
-        |i: usize, t: f64| -> f64 { atoms[i].iter().map(|&(w, p)| p * service_cdf(t - w)).sum() };
+    let cdf = |i: usize, t: f64| -> f64 { sojourn_cdf(&spans[i], service, t) };
     let quantile =
-        |p: f64| convolved_quantile(pooled, p, scale, max_wait, service_cdf, hi).unwrap_or(0.0);
-    percentile_ci(q, estimate, &weights, &cdf, &quantile)
+        |p: f64| convolved_quantile(pooled, p, scale, max_wait, service, hi).unwrap_or(0.0);
+    percentile_ci(q, estimate, &weights, &cdf, &quantile, Sampled::Smoothed)
 }
 
 /// One-sided upper confidence bound (level `conf`) on a binomial
@@ -604,35 +747,72 @@ pub fn binomial_upper_bound(x: u64, n: u64, conf: f64) -> Option<f64> {
     Some(hi)
 }
 
-/// A CDF tabulated at `CdfTable::POINTS` evenly spaced points of [0, hi],
-/// read by linear interpolation (the exact CDF beyond `hi`).
-struct CdfTable {
+/// A service law's CDF tabulated at `CdfTable::POINTS` evenly spaced
+/// points of [0, hi] and read by linear interpolation, with its integrated
+/// CDF the exact integral of that interpolant (so the two agree as a law
+/// does); beyond `hi` the law itself, its `G` shifted to join the table's.
+struct CdfTable<'a> {
+    law: &'a Dist,
     step: f64,
     values: Vec<f64>,
+    /// `integrals[i]` = ∫ of the interpolated CDF over `[0, i step]`.
+    integrals: Vec<f64>,
+    /// `G_table(hi) − G_law(hi)`, added beyond `hi`.
+    join: f64,
 }
 
-impl CdfTable {
+impl<'a> CdfTable<'a> {
     const POINTS: usize = 2048;
 
-    fn new(cdf: &dyn Fn(f64) -> f64, hi: f64) -> CdfTable {
+    fn new(law: &'a Dist, hi: f64) -> CdfTable<'a> {
         let step = hi / (Self::POINTS - 1) as f64;
+        let values: Vec<f64> = (0..Self::POINTS)
+            .map(|i| law.cdf(i as f64 * step))
+            .collect();
+        let mut integrals = Vec::with_capacity(Self::POINTS);
+        let mut total = 0.0;
+        integrals.push(0.0);
+        for w in values.windows(2) {
+            total += step * 0.5 * (w[0] + w[1]);
+            integrals.push(total);
+        }
+        let join = total - law.integrated_cdf(hi);
         CdfTable {
+            law,
             step,
-            values: (0..Self::POINTS).map(|i| cdf(i as f64 * step)).collect(),
+            values,
+            integrals,
+            join,
         }
     }
+}
 
-    fn eval(&self, x: f64, cdf: &dyn Fn(f64) -> f64) -> f64 {
+impl ServiceCurve for CdfTable<'_> {
+    fn cdf(&self, x: f64) -> f64 {
         if x < 0.0 {
             return 0.0;
         }
         let pos = x / self.step;
         let i = pos as usize;
         if i + 1 >= self.values.len() {
-            return cdf(x);
+            return self.law.cdf(x);
         }
         let frac = pos - i as f64;
         self.values[i] + frac * (self.values[i + 1] - self.values[i])
+    }
+
+    fn integrated_cdf(&self, x: f64) -> f64 {
+        if x <= 0.0 {
+            return 0.0;
+        }
+        let pos = x / self.step;
+        let i = pos as usize;
+        if i + 1 >= self.values.len() {
+            return self.law.integrated_cdf(x) + self.join;
+        }
+        let frac = pos - i as f64;
+        let (f0, f1) = (self.values[i], self.values[i + 1]);
+        self.integrals[i] + self.step * frac * (f0 + 0.5 * frac * (f1 - f0))
     }
 }
 
@@ -655,13 +835,13 @@ pub fn wait_percentile(
 
 /// Statistics from one point's replications and its histogram batches
 /// (`batches` slices of `HIST_BINS` wait counts). `scale` is
-/// the histogram scale (1 / `inv_hist_scale`); `service_cdf` is the service
-/// law's CDF, for sojourn percentiles.
+/// the histogram scale (1 / `inv_hist_scale`); `service` is the service
+/// law, for sojourn percentiles.
 pub fn point_stats(
     reps: &[RepResult],
     batches: &[&[u64]],
     scale: f64,
-    service_cdf: &dyn Fn(f64) -> f64,
+    service: &Dist,
     drops_late: bool,
 ) -> PointStats {
     // Where late requests are dropped (abandoned, or refused by a full
@@ -697,11 +877,13 @@ pub fn point_stats(
     let mut hist_range = RangeUse::default();
     let mut wait_pct = [0.0; 5];
     let mut wait_pct_ci95 = [None; 5];
+    let mut wait_pct_exceedances = [None; 5];
     for (k, &(_, q)) in WAIT_PERCENTILES.iter().enumerate() {
         let est = hist_quantile(&pooled, q, scale, max_wait).unwrap_or(0.0);
         let ci = wait_percentile_ci(q, est, &batches, &pooled, scale, max_wait);
         wait_pct[k] = est;
         wait_pct_ci95[k] = ci.map(|c| c.half_width(est));
+        wait_pct_exceedances[k] = ci.map(|c| c.exceedances);
         // A percentile whose CI reaches 0 (at the zero atom: the median of
         // a queue with P(wait > 0) near 1/2) is indistinguishable from 0 at
         // any range; simulating the point again would double its cost for
@@ -714,8 +896,8 @@ pub fn point_stats(
         .map(|r| f64::from(r.max_sojourn))
         .fold(0.0, f64::max);
     let p99_sojourn =
-        convolved_quantile(&pooled, 0.99, scale, max_wait, service_cdf, max_sojourn).unwrap_or(0.0);
-    // The overflow bin's waits are convolved at one point: only a sojourn
+        convolved_quantile(&pooled, 0.99, scale, max_wait, service, max_sojourn).unwrap_or(0.0);
+    // The overflow bin's waits are spread up to the largest one: only a sojourn
     // quantile beyond its lower edge can depend on where they really lie.
     hist_range.overflow |= pooled[HIST_OVERFLOW_BIN as usize] > 0 && p99_sojourn > top;
     // Each section's sojourn CDF (for the p99's CI) reads the service CDF
@@ -723,10 +905,10 @@ pub fn point_stats(
     // times, and a law's CDF can cost a special function each. The table's
     // error is the same in every section, so it barely moves their spread.
     let table = (p99_sojourn.is_finite() && p99_sojourn > 0.0)
-        .then(|| CdfTable::new(service_cdf, 2.0 * p99_sojourn));
-    let section_cdf = |x: f64| match &table {
-        Some(t) => t.eval(x, service_cdf),
-        None => service_cdf(x),
+        .then(|| CdfTable::new(service, 2.0 * p99_sojourn));
+    let section_law: &dyn ServiceCurve = match &table {
+        Some(t) => t,
+        None => service,
     };
     let p99_sojourn_ci95 = sojourn_percentile_ci(
         0.99,
@@ -735,7 +917,7 @@ pub fn point_stats(
         &pooled,
         scale,
         max_wait,
-        &section_cdf,
+        section_law,
         max_sojourn,
     )
     .map(|c| c.half_width(p99_sojourn));
@@ -761,12 +943,14 @@ pub fn point_stats(
         reps: n,
         mean_wait: mean(&waits),
         mean_wait_ci95: ci95_half_width(&waits),
+        mean_wait_skewness: skewness(&waits),
         p_wait: mean(&p_waits),
         p_wait_ci95: ci95_half_width(&p_waits),
         recorded,
         waited: recorded - pooled[HIST_ZERO_BIN as usize],
         wait_pct,
         wait_pct_ci95,
+        wait_pct_exceedances,
         max_wait,
         mean_sojourn: mean(&sojourns),
         mean_sojourn_ci95: ci95_half_width(&sojourns),
@@ -782,6 +966,60 @@ pub fn point_stats(
 mod tests {
     use super::*;
     use crate::contract::hist_bin;
+    use crate::dist::Role;
+    use std::path::Path;
+
+    #[test]
+    fn deterministic_service_shifts_the_wait_quantile_exactly() {
+        // Issue 27 item 4: with each bin's waits at its midpoint, W + D
+        // snapped to the bins (up to 0.47% off). Spread uniformly, as the
+        // wait quantile reads them, the sojourn quantile is the wait's plus D.
+        let mut h = vec![0u64; HIST_BINS as usize];
+        h[HIST_ZERO_BIN as usize] = 1000;
+        for i in 0..20_000u32 {
+            let w = 0.05 + 30.0 * f64::from(i) / 20_000.0;
+            h[hist_bin(w as f32) as usize] += 1;
+        }
+        let (scale, max_wait) = (0.25, 30.05);
+        let scaled: Vec<u64> = h.clone();
+        for d in ["det(value=1)", "det(value=0.37)", "det(value=4)"] {
+            let service = Dist::parse(d, Role::Service, Path::new(".")).unwrap();
+            let shift = service.mean();
+            for q in [0.5, 0.9, 0.99, 0.999] {
+                let wait = hist_quantile(&scaled, q, scale, max_wait).unwrap();
+                let sojourn =
+                    convolved_quantile(&scaled, q, scale, max_wait, &service, 40.0).unwrap();
+                assert!(
+                    (sojourn - (wait + shift)).abs() <= 1e-8 * sojourn,
+                    "{d} q {q}: sojourn {sojourn} vs wait {wait} + {shift}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn tabulated_service_agrees_with_the_law() {
+        let law = Dist::parse(
+            "weibull(shape=0.46,median=0.05)",
+            Role::Service,
+            Path::new("."),
+        )
+        .unwrap();
+        let table = CdfTable::new(&law, 3.0);
+        // Linear interpolation errs most where F bends (near 0, F ~ x^0.46):
+        // F is checked where it is smooth on the table's step, G everywhere.
+        for x in [0.0, 0.3, 1.7, 2.999, 3.0, 5.0, 40.0] {
+            assert!((table.cdf(x) - law.cdf(x)).abs() < 1e-4, "F({x})");
+        }
+        for x in [0.0, 1e-4, 0.01, 0.3, 1.7, 2.999, 3.0, 5.0, 40.0] {
+            let g = law.integrated_cdf(x);
+            assert!(
+                (table.integrated_cdf(x) - g).abs() < 1e-4 * (1.0 + g),
+                "G({x}): {} vs {g}",
+                table.integrated_cdf(x)
+            );
+        }
+    }
 
     #[test]
     fn t_quantiles_match_tables() {
@@ -840,8 +1078,8 @@ mod tests {
             let w = -(1.0 - u).ln() / (mu - lambda);
             h[hist_bin(w as f32) as usize] += 1;
         }
-        let cdf = |x: f64| if x <= 0.0 { 0.0 } else { 1.0 - (-mu * x).exp() };
-        let p99 = convolved_quantile(&h, 0.99, 1.0, 80.0, &cdf, 200.0).unwrap();
+        let service = Dist::parse("exp(rate=1)", Role::Service, Path::new(".")).unwrap();
+        let p99 = convolved_quantile(&h, 0.99, 1.0, 80.0, &service, 200.0).unwrap();
         let exact = 100f64.ln() / (mu - lambda);
         assert!((p99 - exact).abs() < 0.005 * exact, "{p99} vs {exact}");
     }

@@ -989,3 +989,49 @@ fn analytic_says_what_it_took_from_the_built_in_study() {
         assert!(String::from_utf8_lossy(&out.stdout).contains("published analysis"));
     }
 }
+
+#[test]
+fn heavy_tails_are_flagged_before_and_after_the_run() {
+    // Issue 27: the audit's bounded Pareto (α 1.2 on [1, 1e7]) at ρ 0.5
+    // cannot have its mean resolved by any short run; exp service can.
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let laws = ["--service", "pareto(alpha=1.2,min=1,max=1e7),exp(mean=1)"];
+    let common = [laws[0], laws[1], "--rho", "0.5", "--reps", "16"];
+    let mut dry: Vec<&str> = common.to_vec();
+    dry.push("--dry-run");
+    let out = run(d, &dry);
+    assert_ok(&out);
+    let said = text(&out.stdout);
+    let lines: Vec<&str> = said
+        .lines()
+        .filter(|l| l.starts_with("mean wait not resolved"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{said}");
+    assert!(
+        lines[0].starts_with("mean wait not resolved: point 0: ")
+            && lines[0].contains("of E[S^2] lies above the largest service time")
+            && lines[0].contains("longer than a replication (2000)"),
+        "{said}"
+    );
+    assert!(!d.join("qsweep-results.csv").exists());
+    let mut real: Vec<&str> = common.to_vec();
+    real.extend(["-o", "r.csv"]);
+    let out = run(d, &real);
+    assert_ok(&out);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("point 0 (") && err.contains("the run cannot resolve the mean wait"),
+        "{err}"
+    );
+    let mut reader = csv::Reader::from_path(d.join("r.csv")).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let flag = header.iter().position(|h| h == "mean_wait_flag").unwrap();
+    assert_eq!(flag, header.len() - 1, "a new column goes at the end");
+    let flags: Vec<String> = reader
+        .records()
+        .map(|r| r.unwrap()[flag].to_string())
+        .collect();
+    assert!(flags[0].starts_with("horizon"), "{flags:?}");
+    assert_eq!(flags[1], "", "{flags:?}");
+}

@@ -376,7 +376,7 @@ fn engine_points(toml: &str) -> Vec<(GridPoint, Vec<RepResult>, PointStats)> {
                 &out.reps,
                 &batches,
                 p.scale,
-                &|x| p.grid.service.cdf(x),
+                &p.grid.service,
                 p.params.drops_late(),
             );
             (p.grid.clone(), out.reps, stats)

@@ -35,7 +35,7 @@ impl Dist {
     }
 
     /// CDF of the unclamped base law.
-    fn base_cdf(&self, x: f64) -> f64 {
+    pub(super) fn base_cdf(&self, x: f64) -> f64 {
         match &self.shape {
             Shape::Det { value } => {
                 if x >= *value {
@@ -59,6 +59,7 @@ impl Dist {
                 values,
                 scale,
                 smooth,
+                ..
             } => {
                 // Binary search, so the sojourn bisection stays fast for
                 // tables of millions of values.
@@ -113,6 +114,7 @@ impl Dist {
                 values,
                 scale,
                 smooth,
+                ..
             } => {
                 let n = values.len();
                 if n == 1 || *smooth == Smoothing::None {

@@ -39,6 +39,8 @@
 //! - `moments.rs`: exact moments, clamps included ([`Dist::mean`],
 //!   [`Dist::scv`], [`Dist::law_moments`]);
 //! - `cdf.rs`: [`Dist::cdf`] and [`Dist::quantile`];
+//! - `tails.rs`: tail moments [`Dist::tail_moment`] and the integrated CDF
+//!   [`Dist::integrated_cdf`] (the horizon diagnostic, sojourn percentiles);
 //! - `limits.rs`: the laws the f32 engines can sample and simulate, and the
 //!   refusal of the others at parse time;
 //! - `special.rs`: the special functions the moments need ([`ln_gamma`],
@@ -57,6 +59,7 @@ mod limits;
 mod moments;
 mod parse;
 mod special;
+mod tails;
 #[cfg(test)]
 mod tests;
 
@@ -139,6 +142,9 @@ enum Shape {
         values: Arc<[f64]>,
         scale: f64,
         smooth: Smoothing,
+        /// `prefix[k]` = the sum of the first `k` values (unscaled), so the
+        /// integrated CDF is one binary search (`tails.rs`).
+        prefix: Arc<[f64]>,
     },
 }
 
@@ -304,10 +310,12 @@ impl Dist {
                 values,
                 scale,
                 smooth,
+                prefix,
             } => Shape::Empirical {
                 values: values.clone(),
                 scale: scale * c,
                 smooth: *smooth,
+                prefix: prefix.clone(),
             },
         };
         Dist {
@@ -394,6 +402,7 @@ impl Dist {
                 values,
                 scale,
                 smooth,
+                ..
             } => {
                 law.kind = LawKind::Empirical.code();
                 law.n = values.len() as u32;

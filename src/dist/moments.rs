@@ -72,13 +72,14 @@ impl Dist {
     }
 
     /// `E[clamp(X)^j]` for `j` in 1..=2.
-    fn moment(&self, j: i32) -> f64 {
+    pub(super) fn moment(&self, j: i32) -> f64 {
         match &self.shape {
             Shape::Det { value } => value.clamp(self.lo, self.hi).powi(j),
             Shape::Empirical {
                 values,
                 scale,
                 smooth,
+                ..
             } => empirical_moment(values, *scale, *smooth, self.lo, self.hi, j),
             _ if !self.is_clamped() => self.raw_moment(j),
             _ => {
@@ -130,6 +131,7 @@ impl Dist {
                 values,
                 scale,
                 smooth,
+                ..
             } => empirical_moment(values, *scale, *smooth, 0.0, f64::INFINITY, j),
         }
     }

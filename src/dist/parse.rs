@@ -333,8 +333,10 @@ impl<'a> Args<'a> {
             LawName::Empirical => {
                 let file = self.raw("file").ok_or_else(|| self.needs("file="))?;
                 let smooth = self.smoothing()?;
+                let values = load_empirical(self.role, file, base_dir)?;
                 Shape::Empirical {
-                    values: load_empirical(self.role, file, base_dir)?.into(),
+                    prefix: super::tails::prefix_sums(&values),
+                    values: values.into(),
                     scale: 1.0,
                     smooth,
                 }

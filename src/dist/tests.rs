@@ -1215,3 +1215,120 @@ fn empirical_cdf_by_binary_search_equals_the_segment_sum() {
         assert_eq!(d.cdf(x), by_segments(values, *scale, x), "x = {x}");
     }
 }
+
+#[test]
+fn tail_moments_match_quadrature() {
+    // E[Y^j; Y > x] for Y = clamp(X): for lo <= x < hi, the density's
+    // integral over X > x (Y = min(X, hi) there), from the textbook
+    // densities, at quantiles from the body to far in the tail.
+    for text in [
+        "exp(mean=2)",
+        "erlang(k=3,mean=1)",
+        "gamma(shape=0.5,mean=2)",
+        "hyperexp(scv=10,mean=1)",
+        "lognormal(scv=100,mean=1)",
+        "weibull(shape=0.46,median=0.05)",
+        "weibull(shape=0.46,median=0.05,min=0.01,max=30)",
+        "pareto(alpha=1.2,min=1,max=1e7)",
+        "pareto(alpha=2,min=1,max=10)",
+        "exp(mean=1,min=0.5,max=3)",
+    ] {
+        let d = svc(text);
+        let (xf, tmin, tmax) = density(&d);
+        for p in [0.3, 0.9, 0.999, 0.999_999] {
+            let x = d.quantile(p);
+            for j in 0..=2 {
+                let got = d.tail_moment(j, x);
+                let want = if x >= d.hi {
+                    0.0
+                } else {
+                    brute_moment(&*xf, d.lo, d.hi, j, tmin.max(x.ln()), tmax)
+                };
+                assert!(
+                    (got - want).abs() <= 1e-8 * want.abs() + 1e-300,
+                    "{text}: E[Y^{j}; Y > {x}] = {got}, quadrature {want}"
+                );
+            }
+        }
+        // Below the support (or the lower clamp) the whole moment; at the
+        // top nothing.
+        close(d.tail_moment(2, 0.0), d.second_moment(), 1e-12);
+        close(d.tail_moment(0, 0.0), 1.0, 1e-12);
+        assert_eq!(d.tail_moment(1, d.quantile(1.0)), 0.0, "{text}");
+    }
+    let d = svc("exp(mean=1,min=0.5,max=3)");
+    close(d.tail_moment(1, 0.2), d.mean(), 1e-15);
+    // The atom at the upper clamp: P(Y > x) = P(X > x) down to x = hi.
+    close(d.tail_moment(0, 2.999), (-2.999f64).exp(), 1e-12);
+    assert_eq!(d.tail_moment(0, 3.0), 0.0);
+}
+
+#[test]
+fn tail_moments_of_atoms_and_tables_are_exact() {
+    let det = svc("det(value=2)");
+    assert_eq!(det.tail_moment(0, 1.9), 1.0);
+    assert_eq!(det.tail_moment(2, 1.9), 4.0);
+    assert_eq!(det.tail_moment(1, 2.0), 0.0);
+    let uni = svc("uniform(min=1,max=3)");
+    close(uni.tail_moment(0, 2.0), 0.5, 1e-15);
+    close(uni.tail_moment(1, 2.0), 1.25, 1e-15);
+    close(uni.tail_moment(2, 2.0), 19.0 / 6.0, 1e-15);
+    let table = "1\n2\n2\n5\n";
+    let resampled = empirical("tails.txt", table, "");
+    close(resampled.tail_moment(1, 2.0), 5.0 / 4.0, 1e-15);
+    close(resampled.tail_moment(2, 1.5), 33.0 / 4.0, 1e-15);
+    // Smoothed: segments [1,2], [2,2] (an atom at 2), [2,5], 1/3 each.
+    let smooth = empirical("tails-smooth.txt", table, ",smooth=linear");
+    close(smooth.tail_moment(1, 3.0), (25.0 - 9.0) / 18.0, 1e-15);
+    close(smooth.tail_moment(0, 1.5), (0.5 + 1.0 + 1.0) / 3.0, 1e-15);
+    close(smooth.tail_moment(2, 0.0), smooth.second_moment(), 1e-14);
+}
+
+#[test]
+fn integrated_cdf_is_the_integral_of_the_cdf() {
+    // G(x) = ∫_0^x F: Simpson on the CDF, split where it jumps (the clamps).
+    for text in [
+        "exp(mean=2)",
+        "gamma(shape=0.5,mean=2)",
+        "hyperexp(scv=10,mean=1)",
+        "lognormal(scv=2,mean=1)",
+        "weibull(shape=0.46,median=0.05,min=0.01,max=30)",
+        "pareto(alpha=1.5,min=1,max=100)",
+        "uniform(min=1,max=3)",
+        "exp(mean=1,min=0.5,max=3)",
+    ] {
+        let d = svc(text);
+        for p in [0.05, 0.5, 0.99, 0.99999] {
+            let x = 1.3 * d.quantile(p);
+            // F = 0 below the lower clamp: integrate from it (an endpoint
+            // at the jump would cost Simpson F(lo) h / 3).
+            let mut cuts = vec![d.lo.min(x)];
+            cuts.extend([d.hi].into_iter().filter(|&c| c > d.lo && c < x));
+            cuts.push(x);
+            let want: f64 = cuts
+                .windows(2)
+                .map(|w| simpson(&|u| d.cdf(u), w[0], w[1], 400_000))
+                .sum();
+            let got = d.integrated_cdf(x);
+            assert!(
+                (got - want).abs() <= 1e-7 * want + 1e-9 * x,
+                "{text}: G({x}) = {got}, quadrature {want}"
+            );
+        }
+        assert_eq!(d.integrated_cdf(0.0), 0.0);
+        // Far beyond the support, G(x) = x − E[Y].
+        let far = 10.0 * d.quantile(0.999_999);
+        close(d.integrated_cdf(far), far - d.mean(), 1e-9);
+    }
+    let det = svc("det(value=2)");
+    assert_eq!(det.integrated_cdf(1.5), 0.0);
+    assert_eq!(det.integrated_cdf(3.0), 1.0);
+    let table = "1\n2\n2\n5\n";
+    let resampled = empirical("g.txt", table, "");
+    close(resampled.integrated_cdf(3.0), 1.0, 1e-15);
+    close(resampled.integrated_cdf(1.5), 0.125, 1e-15);
+    let smooth = empirical("g-smooth.txt", table, ",smooth=linear");
+    close(smooth.integrated_cdf(3.0), 16.0 / 18.0, 1e-14);
+    close(smooth.integrated_cdf(1.5), 0.125 / 3.0, 1e-14);
+    close(smooth.integrated_cdf(9.0), 9.0 - smooth.mean(), 1e-14);
+}

@@ -283,7 +283,7 @@ impl Kind {
             // The patience law and the capacity K are "none" where a point
             // has none: text, whatever the cells.
             "routing" | "arrival" | "service" | "backend" | "analytic_method" | "error"
-            | "patience" | "capacity" => Kind::Text,
+            | "patience" | "capacity" | "mean_wait_flag" => Kind::Text,
             "stable" | "converged" => Kind::Bool,
             "point" | "servers" | "workers" | "reps" | "customers" | "warmup" | "choices"
             | "routers" | "waited" | "max_in_system" | "warmup_truncation" | "count" => Kind::Int,

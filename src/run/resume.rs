@@ -112,7 +112,13 @@ pub struct Expect<'a> {
 /// The result columns that hold text; every other one holds a number or
 /// nothing, which [`scan_csv`] checks so that a kept row with a garbled
 /// statistic is refused instead of carried into the results (issue 25).
-const TEXT_RESULTS: [&str; 4] = ["backend", "analytic_method", "converged", "error"];
+const TEXT_RESULTS: [&str; 5] = [
+    "backend",
+    "analytic_method",
+    "converged",
+    "error",
+    "mean_wait_flag",
+];
 
 /// Reads a results CSV written by `qsweep run`: checks the header, that
 /// every row is whole with a valid, unique point of the expected shard and

@@ -362,13 +362,7 @@ fn finish_round(p: &PreparedPoint, st: &mut State) {
     st.reps.extend_from_slice(&round);
     let batches: Vec<&[u64]> = st.hist.iter().map(Vec::as_slice).collect();
     let service = &p.grid.service;
-    st.stats = point_stats(
-        &st.reps,
-        &batches,
-        st.scale,
-        &|x| service.cdf(x),
-        p.params.drops_late(),
-    );
+    st.stats = point_stats(&st.reps, &batches, st.scale, service, p.params.drops_late());
     if !st.rescale(p) {
         st.plan(p);
     }

@@ -28,11 +28,12 @@ use crate::analytic::Baseline;
 use crate::backend::Backend;
 use crate::engine::cpu::CpuEngine;
 use crate::engine::Engine;
+use crate::horizon::{self, Horizon};
 use crate::output::{axis_fields, num, CsvSink, Resolution, Row};
 use crate::progress;
 use crate::provenance::{self, Invocation, Meta, Status, META_FORMAT};
 use crate::spec::{default_out_path, Spec, SweepArgs};
-use crate::stats::{PointStats, P99};
+use crate::stats::{self, PointStats, P99, P999};
 use crate::UsageError;
 
 fn usage(msg: String) -> anyhow::Error {
@@ -999,6 +1000,44 @@ impl PointReport {
                 true,
             ));
         }
+        if let Some(why) = few_exceedances(&r.stats) {
+            warnings.push((
+                format!(
+                    "qsweep: warning: point {} ({}): {why}; no CI from so few covers reliably \
+                     (more customers or replications)",
+                    g.index,
+                    spec.describe(g)
+                ),
+                false,
+            ));
+        }
+        // Whether the mean wait's CI can be trusted at all (`horizon`):
+        // findings about the run, shown even when quiet.
+        let reps = u32::try_from(r.stats.reps).unwrap_or(u32::MAX);
+        if let Some(why) =
+            Horizon::of(g, reps, spec.run.customers).and_then(|h| h.concern(&g.service))
+        {
+            warnings.push((
+                format!(
+                    "qsweep: warning: point {} ({}): the run cannot resolve the mean wait: \
+                     {why}; its CI is not to be trusted (mean_wait_flag: horizon)",
+                    g.index,
+                    spec.describe(g)
+                ),
+                true,
+            ));
+        }
+        if let Some(why) = horizon::skewed(&r.stats) {
+            warnings.push((
+                format!(
+                    "qsweep: warning: point {} ({}): {why}; the mean wait's CI is not to be \
+                     trusted (mean_wait_flag: skewed; longer replications)",
+                    g.index,
+                    spec.describe(g)
+                ),
+                true,
+            ));
+        }
         if r.stats.failed_reps > 0 {
             warnings.push((
                 format!(
@@ -1045,6 +1084,21 @@ pub fn wide_ci(s: &PointStats) -> Option<String> {
         }
     }
     (!why.is_empty()).then(|| why.join(", "))
+}
+
+/// Which of the p99 and p99.9 waits rest on fewer than
+/// [`stats::FEW_EXCEEDANCES`] effective exceedances (about that many
+/// independent excursions past them in the whole sample), or None.
+pub fn few_exceedances(s: &PointStats) -> Option<String> {
+    let few: Vec<String> = [(P99, "p99"), (P999, "p99.9")]
+        .into_iter()
+        .filter_map(|(k, name)| {
+            let e = s.wait_pct_exceedances[k]?;
+            (e < stats::FEW_EXCEEDANCES && s.wait_pct[k] > 0.0)
+                .then(|| format!("the {name} wait rests on about {e:.1} effective exceedances"))
+        })
+        .collect();
+    (!few.is_empty()).then(|| few.join(" and "))
 }
 
 /// Standard errors beyond which a simulated mean is said to disagree with
