@@ -997,7 +997,18 @@ fn heavy_tails_are_flagged_before_and_after_the_run() {
     let dir = TempDir::new().unwrap();
     let d = dir.path();
     let laws = ["--service", "pareto(alpha=1.2,min=1,max=1e7),exp(mean=1)"];
-    let common = [laws[0], laws[1], "--rho", "0.5", "--reps", "16"];
+    let common = [
+        laws[0],
+        laws[1],
+        "--routing",
+        "random",
+        "--servers",
+        "1",
+        "--rho",
+        "0.5",
+        "--reps",
+        "16",
+    ];
     let mut dry: Vec<&str> = common.to_vec();
     dry.push("--dry-run");
     let out = run(d, &dry);
