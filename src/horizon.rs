@@ -308,7 +308,7 @@ mod tests {
 
     #[test]
     fn silent_for_the_studys_clamped_weibull_and_light_tails() {
-        // data/weibull.toml: the clamp at 30 s is an atom of mass ~2e-6,
+        // data/weibull.toml: the clamp at 30 s is an atom of mass 1.95e-6,
         // seen many times in 512 × 200 000 draws: nothing is unseen.
         for routing in ["random", "central"] {
             for rho in [0.5, 0.95] {
