@@ -54,11 +54,20 @@ pub struct Horizon {
     pub unseen_share: f64,
     /// The largest draw the run can expect, `Q(1 − 1/draws)`.
     pub largest: f64,
+    /// One-server queues fed on their own only (elsewhere a long job's
+    /// backlog is not one queue's).
+    pub busy: Option<Busy>,
+}
+
+/// The backlog of the half carrier in a one-server queue fed on its own.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Busy {
     /// `x_h`: half of `E[S^2]` lies above it.
     pub half_carrier: f64,
-    /// One-server queues fed on their own: the customers that arrive while
-    /// a job of size `x_h` is worked off, and a replication's customers.
-    pub busy: Option<(f64, f64)>,
+    /// The customers that arrive while a job of size `x_h` is worked off.
+    pub customers: f64,
+    /// A replication's recorded customers.
+    pub replication: f64,
 }
 
 impl Horizon {
@@ -77,7 +86,6 @@ impl Horizon {
         let draws = (f64::from(reps) * f64::from(customers)).clamp(1.0, MAX_DRAWS);
         let largest = expected_largest(service, draws);
         let unseen_share = unseen_share(service, draws);
-        let half_carrier = half_carrier(service);
         // A dyno is its own one-server queue where the router ignores the
         // queues (random: thinned arrivals; round robin: every R-th) and no
         // patience or capacity caps how long a backlog lasts.
@@ -86,17 +94,18 @@ impl Horizon {
             && point.patience.is_none()
             && point.capacity.is_none();
         let busy = own_queue.then(|| {
+            let half_carrier = half_carrier(service);
             let lambda_q = point.lambda / f64::from(point.servers);
-            (
-                lambda_q * half_carrier / (1.0 - point.rho),
-                f64::from(customers),
-            )
+            Busy {
+                half_carrier,
+                customers: lambda_q * half_carrier / (1.0 - point.rho),
+                replication: f64::from(customers),
+            }
         });
         Some(Horizon {
             draws,
             unseen_share,
             largest,
-            half_carrier,
             busy,
         })
     }
@@ -118,12 +127,13 @@ impl Horizon {
                 num(self.largest),
             ));
         }
-        if let Some((busy, replication)) = self.busy.filter(|&(b, r)| b > r) {
+        if let Some(b) = self.busy.filter(|b| b.customers > b.replication) {
             why.push(format!(
                 "the backlog of a job of size {} (half of E[S^2] lies above it) lasts about {} \
-                 customers, longer than a replication ({replication})",
-                num(self.half_carrier),
-                sci(busy)
+                 customers, longer than a replication ({})",
+                num(b.half_carrier),
+                sci(b.customers),
+                b.replication
             ));
         }
         (!why.is_empty()).then(|| why.join("; "))
@@ -277,11 +287,14 @@ mod tests {
         assert!((h.unseen_share - share).abs() < 1e-9, "{h:?} vs {share}");
         assert!((0.75..0.81).contains(&h.unseen_share), "{h:?}");
         let x_h = ((hi.powf(2.0 - a) + 1.0) / 2.0).powf(1.0 / (2.0 - a));
-        assert!((h.half_carrier / x_h - 1.0).abs() < 1e-6, "{h:?} vs {x_h}");
-        let (busy, replication) = h.busy.unwrap();
+        let b = h.busy.unwrap();
+        assert!((b.half_carrier / x_h - 1.0).abs() < 1e-6, "{h:?} vs {x_h}");
         let lambda = 0.5 / g.service.mean();
-        assert!((busy - lambda * x_h / 0.5).abs() < 1e-3 * busy);
-        assert!((6e5..9e5).contains(&busy) && replication == 4e5, "{h:?}");
+        assert!((b.customers - lambda * x_h / 0.5).abs() < 1e-3 * b.customers);
+        assert!(
+            (6e5..9e5).contains(&b.customers) && b.replication == 4e5,
+            "{h:?}"
+        );
         let why = h.concern(&g.service).unwrap();
         assert!(why.contains("of E[S^2] lies above") && why.contains("longer than a replication"));
         // A ±10% CI needs ~1e10 customers (the audit); 1% unseen needs more.
@@ -343,7 +356,7 @@ mod tests {
         // customers: longer than replications of 200.
         let g = point("random", 1, 0.99, "exp(mean=1)");
         let h = Horizon::of(&g, 1000, 200).unwrap();
-        let x = h.half_carrier;
+        let x = h.busy.unwrap().half_carrier;
         assert!(
             ((-x).exp() * (x * x + 2.0 * x + 2.0) - 1.0).abs() < 1e-9,
             "{h:?}"

@@ -216,11 +216,7 @@ fn segment_moment(a: f64, b: f64, lo: f64, hi: f64, j: i32) -> f64 {
         return a.powi(j);
     }
     let (c, d) = (a.max(lo), b.min(hi));
-    // Integral of x^j over [c, d], in factored form.
-    let inner = match j {
-        1 => (d - c) * (d + c) / 2.0,
-        _ => (d - c) * (d * d + d * c + c * c) / 3.0,
-    };
+    let inner = power_integral(c, d, j);
     if c == a && d == b {
         return inner / (b - a);
     }
@@ -232,6 +228,16 @@ fn segment_moment(a: f64, b: f64, lo: f64, hi: f64, j: i32) -> f64 {
         total += hi.powi(j) * (b - d);
     }
     total / (b - a)
+}
+
+/// `∫_a^b t^j dt` for `j` in 0..=2, in factored form (exact for `a = b`,
+/// no cancellation between `b^(j+1)` and `a^(j+1)`).
+pub(super) fn power_integral(a: f64, b: f64, j: i32) -> f64 {
+    match j {
+        0 => b - a,
+        1 => (b - a) * (b + a) / 2.0,
+        _ => (b - a) * (b * b + b * a + a * a) / 3.0,
+    }
 }
 
 /// `E[X^j]` of a gamma law with shape `s`, scale `theta`: `theta^j s (s+1)...(s+j-1)`.

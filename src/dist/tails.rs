@@ -18,6 +18,7 @@
 //! over an empirical table (prefix sums, so a lookup is a binary search).
 //! The tests check them against quadrature.
 
+use super::moments::power_integral;
 use super::{Dist, Shape, Smoothing};
 
 impl Dist {
@@ -31,18 +32,13 @@ impl Dist {
         if x >= self.hi {
             return 0.0;
         }
-        // lo <= x < hi: Y > x exactly when X > x; there Y = min(X, hi).
-        let above_hi = if self.hi.is_finite() {
-            self.hi.powi(j) * self.base_tail_moment(0, self.hi)
-        } else {
-            0.0
-        };
-        let within = if self.hi.is_finite() {
-            (self.base_tail_moment(j, x) - self.base_tail_moment(j, self.hi)).max(0.0)
-        } else {
-            self.base_tail_moment(j, x)
-        };
-        within + above_hi
+        // lo <= x < hi: Y > x exactly when X > x; there Y = min(X, hi):
+        // X's tail up to hi, and the atom hi^j P(X > hi).
+        if !self.hi.is_finite() {
+            return self.base_tail_moment(j, x);
+        }
+        let within = self.base_tail_moment(j, x) - self.base_tail_moment(j, self.hi);
+        within.max(0.0) + self.hi.powi(j) * self.base_tail_moment(0, self.hi)
     }
 
     /// `G(x) = ∫_0^x P(Y <= u) du = E[(x − Y)^+]` for the law as sampled
@@ -86,14 +82,7 @@ impl Dist {
                 // (For j = 0, α · ratio = 1 − (x/H)^α: the survival function.)
                 alpha * (lo / x).powf(*alpha) * x.powi(j) * ratio / c
             }
-            Shape::Uniform { min, width } => {
-                let b = min + width;
-                match j {
-                    0 => (b - x) / width,
-                    1 => (b - x) * (b + x) / (2.0 * width),
-                    _ => (b - x) * (b * b + b * x + x * x) / (3.0 * width),
-                }
-            }
+            Shape::Uniform { min, width } => power_integral(x, min + width, j) / width,
             Shape::Empirical {
                 values,
                 scale,
@@ -110,16 +99,11 @@ impl Dist {
                 // Segments [v_i, v_{i+1}] each of probability 1/(n − 1),
                 // uniform: those wholly above x, and the part above x of the
                 // one that holds it.
-                let moment = |a: f64, b: f64| match j {
-                    0 => b - a,
-                    1 => (b - a) * (b + a) / 2.0,
-                    _ => (b - a) * (b * b + b * a + a * a) / 3.0,
-                };
                 let mut sum = 0.0;
                 for i in k.max(1)..n {
                     let (a, b) = (values[i - 1] * scale, values[i] * scale);
                     if b > a {
-                        sum += moment(a.max(x), b) / (b - a);
+                        sum += power_integral(a.max(x), b, j) / (b - a);
                     } else if a > x {
                         // A repeated value: an atom of the segment's mass.
                         sum += a.powi(j);
