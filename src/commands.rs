@@ -150,7 +150,7 @@ pub fn run(args: &RunArgs, extras: &mut Extras) -> Result<()> {
             shown.join(", ")
         ));
     }
-    session.finish(result)?;
+    session.finish(result, &progress::say)?;
     extras.finish(&session.out)?;
 
     extras.summary(&output::summary_table(&session.rows))?;
@@ -1012,13 +1012,13 @@ fn recorded_units(csv: &std::path::Path) -> Option<String> {
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
     /// Backends to measure: auto (the CPU and every usable GPU adapter), gpu or cpu
-    #[arg(long, default_value = "auto")]
+    #[arg(long, default_value = "auto", value_parser = qsweep::spec::Words::new(|| vec!["auto", "gpu", "cpu"]), hide_possible_values = true)]
     pub backend: String,
     /// Only the GPU adapter whose name contains this text
     #[arg(long)]
     pub adapter: Option<String>,
     /// Seconds each timed measurement should last, at least
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, value_hint = clap::ValueHint::Other)]
     pub seconds: f64,
     /// Also write the table as CSV here (refused if it exists, unless --force)
     #[arg(long, short)]
@@ -1027,10 +1027,10 @@ pub struct BenchArgs {
     #[arg(long)]
     pub force: bool,
     /// Worker threads of the CPU engine (0 = all cores)
-    #[arg(long, short = 'j', default_value_t = 0)]
+    #[arg(long, short = 'j', default_value_t = 0, value_hint = clap::ValueHint::Other)]
     pub threads: usize,
     /// Only cases whose name contains this text (e.g. "central")
-    #[arg(long)]
+    #[arg(long, value_hint = clap::ValueHint::Other)]
     pub only: Option<String>,
 }
 

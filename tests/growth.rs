@@ -133,7 +133,7 @@ fn session_run(args: &SweepArgs, resume: bool, engine: Box<dyn Engine>) -> (Resu
         &mut |r: PointResult<'_>, label: &str| session.write(&r, label).map(|_| ()),
         &AtomicBool::new(false),
     );
-    let result = session.finish(result);
+    let result = session.finish(result, &|m| eprintln!("{m}"));
     (result, session.failed_points())
 }
 

@@ -4,7 +4,13 @@
 //! lines, and finishes within a bound. Bounded: a few hundred tiny commands
 //! (no simulation beyond a few hundred customers), a fixed seed, so a
 //! failure names the case and reproduces.
+//!
+//! Beyond the fixed cases: with `QSWEEP_PROP_SECONDS=S` each test keeps
+//! drawing cases for S more seconds (CI does, with `QSWEEP_PROP_SEED` from
+//! the source tree, so every change of the code explores new cases), and a
+//! failure says which `QSWEEP_PROP_SEED` and `QSWEEP_PROP_CASES` replay it.
 
+use std::cell::RefCell;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -26,6 +32,48 @@ fn seed(base: u64) -> u64 {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
     (base ^ extra.wrapping_mul(0x9e37_79b9_7f4a_7c15)) | 1
+}
+
+fn env_number(name: &str) -> Option<f64> {
+    std::env::var(name).ok().and_then(|s| s.trim().parse().ok())
+}
+
+thread_local! {
+    /// The case a test is on, for failure messages (tests run on threads of
+    /// their own).
+    static CASE: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// The case being checked, as failure messages name it.
+fn case() -> String {
+    CASE.with(|c| c.borrow().clone())
+}
+
+/// A test's case numbers: `0..fixed`, then, with `QSWEEP_PROP_SECONDS`,
+/// more until that many seconds have passed since the test began;
+/// `QSWEEP_PROP_CASES=N` runs exactly N (to replay a failure: the cases
+/// draw from one stream, so case i needs the i before it).
+fn cases(test: &'static str, fixed: usize) -> impl Iterator<Item = usize> {
+    let exact = env_number("QSWEEP_PROP_CASES").map(|n| n as usize);
+    let extra = env_number("QSWEEP_PROP_SECONDS")
+        .unwrap_or(0.0)
+        .clamp(0.0, 3600.0);
+    let until = Instant::now() + Duration::from_secs_f64(extra);
+    let seed = std::env::var("QSWEEP_PROP_SEED").unwrap_or_else(|_| "0".into());
+    (0..)
+        .take_while(move |&i| match exact {
+            Some(n) => i < n,
+            None => i < fixed || Instant::now() < until,
+        })
+        .inspect(move |&i| {
+            CASE.with(|c| {
+                *c.borrow_mut() = format!(
+                    "{test}, case {i} (replay: QSWEEP_PROP_SEED={seed} QSWEEP_PROP_CASES={} \
+                     cargo test --test hostile_props {test})",
+                    i + 1
+                )
+            });
+        })
 }
 
 const NUMBERS: [&str; 18] = [
@@ -119,7 +167,10 @@ fn check(dir: &Path, args: &[String], secs: u64) -> Output {
         if start.elapsed() > Duration::from_secs(secs) {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("qsweep {args:?} did not finish within {secs} s");
+            panic!(
+                "qsweep {args:?} did not finish within {secs} s [{}]",
+                case()
+            );
         }
         std::thread::sleep(Duration::from_millis(5));
     };
@@ -129,7 +180,11 @@ fn check(dir: &Path, args: &[String], secs: u64) -> Output {
         stderr: t2.join().unwrap(),
     };
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    let shown = format!("qsweep {args:?}: exit {:?}\n{err}", out.status.code());
+    let shown = format!(
+        "qsweep {args:?}: exit {:?} [{}]\n{err}",
+        out.status.code(),
+        case()
+    );
     assert!(!err.contains("panicked"), "panic: {shown}");
     let code = out
         .status
@@ -167,7 +222,7 @@ fn any_law_string_is_answered_or_refused() {
     let dir = setup();
     let d = dir.path();
     let mut rng = Rng(seed(0x9e37_79b9_7f4a_7c15));
-    for i in 0..120 {
+    for i in cases("any_law_string_is_answered_or_refused", 120) {
         let service = law(&mut rng);
         let arrival = if rng.below(3) == 0 {
             law(&mut rng)
@@ -202,7 +257,7 @@ fn any_axis_flag_value_is_answered_or_refused() {
         "--routing",
         "--arrival",
     ];
-    for _ in 0..120 {
+    for _ in cases("any_axis_flag_value_is_answered_or_refused", 120) {
         let mut args = strings(&["analytic", "s.toml"]);
         for _ in 0..1 + rng.below(2) {
             let flag = rng.pick(&flags);
@@ -235,7 +290,7 @@ fn any_edit_of_a_spec_is_answered_or_refused() {
     let junk = [
         "=", "[", "]", "\"", ",", "\n", "0", "-", "servers", "#", "\u{0}", "é",
     ];
-    for i in 0..120 {
+    for i in cases("any_edit_of_a_spec_is_answered_or_refused", 120) {
         let mut text: Vec<char> = SPEC.chars().collect();
         for _ in 0..1 + rng.below(3) {
             if text.is_empty() {
@@ -271,7 +326,10 @@ fn any_edit_of_a_results_csv_is_plotted_exported_or_refused() {
     let junk = [
         "", "x", "nan", "-inf", "1e309", "\"", ",", "\n", "\u{1}", "|", "0",
     ];
-    for i in 0..60 {
+    for i in cases(
+        "any_edit_of_a_results_csv_is_plotted_exported_or_refused",
+        60,
+    ) {
         let mut text = csv.clone();
         for _ in 0..1 + rng.below(3) {
             if text.is_empty() {
@@ -340,7 +398,7 @@ fn any_edit_of_a_merge_piece_is_merged_or_refused() {
         "\"x\"",
         "1e3",
     ];
-    for i in 0..40 {
+    for i in cases("any_edit_of_a_merge_piece_is_merged_or_refused", 40) {
         let k = rng.below(2);
         let mut meta: serde_json::Value = serde_json::from_str(&metas[k]).unwrap();
         let mut csv = csvs[k].clone();
@@ -398,7 +456,7 @@ fn any_empirical_file_is_answered_or_refused() {
         "3,4",
         "  7  ",
     ];
-    for i in 0..80 {
+    for i in cases("any_empirical_file_is_answered_or_refused", 80) {
         let n = rng.below(12);
         let text: Vec<&str> = (0..n).map(|_| rng.pick(&lines)).collect();
         let name = format!("e{i}.txt");
@@ -479,7 +537,7 @@ fn no_output_path_loses_an_existing_file() {
         "",
     ];
     let mut rng = Rng(seed(0x5555_aaaa_1234_4321));
-    for _ in 0..60 {
+    for _ in cases("no_output_path_loses_an_existing_file", 60) {
         let out = rng.pick(&names);
         let force = rng.below(2) == 0;
         let mut args = match rng.below(5) {
@@ -507,7 +565,8 @@ fn no_output_path_loses_an_existing_file() {
                     || name.ends_with(".csv"));
             assert!(
                 !changed || allowed,
-                "qsweep {args:?} (exit {code:?}) changed or removed '{name}'"
+                "qsweep {args:?} (exit {code:?}) changed or removed '{name}' [{}]",
+                case()
             );
         }
         // Undo what the case wrote, so the next case starts the same.

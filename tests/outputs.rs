@@ -405,6 +405,56 @@ fn completions_man_and_help_come_from_the_cli_definition() {
 }
 
 #[test]
+fn bash_completes_policies_and_laws_not_file_names() {
+    // Issue 26: `--routing <TAB>` offered file names. Each option's case in
+    // the bash script is `--flag)` followed by its COMPREPLY line.
+    let d = Path::new(".");
+    let o = qsweep(d, &["completions", "bash"]);
+    assert_ok(&o);
+    let script = text(&o.stdout);
+    let reply = |flag: &str| -> String {
+        let at = script
+            .find(&format!("{flag})"))
+            .unwrap_or_else(|| panic!("no case for {flag}"));
+        let rest = &script[at..];
+        let line = rest.lines().find(|l| l.contains("COMPREPLY")).unwrap();
+        line.to_string()
+    };
+    let routing = reply("--routing");
+    for word in [
+        "random",
+        "round_robin",
+        "central",
+        "jsq",
+        "pod",
+        "jiq",
+        "lwl",
+    ] {
+        assert!(routing.contains(word), "--routing: {routing}");
+    }
+    for flag in ["--service", "--arrival", "--patience"] {
+        let laws = reply(flag);
+        for word in ["exp", "weibull", "lognormal", "empirical"] {
+            assert!(laws.contains(word), "{flag}: {laws}");
+        }
+    }
+    assert!(reply("--patience").contains("none"));
+    assert!(reply("--backend").contains("auto gpu cpu"));
+    assert!(reply("--reneging").contains("abandon timeout"));
+    // Numbers: no file names.
+    for flag in ["--servers", "--rho", "--reps", "--customers", "--seed"] {
+        assert!(
+            !reply(flag).contains("compgen -f"),
+            "{flag}: {}",
+            reply(flag)
+        );
+    }
+    // The help text still lists the policies once, in its own words.
+    let help = text(&qsweep(d, &["run", "--help"]).stdout);
+    assert!(!help.contains("[possible values"), "{help}");
+}
+
+#[test]
 fn analytic_help_lists_only_the_flags_it_reads_and_shares_runs_words() {
     let d = Path::new(".");
     let analytic = text(&qsweep(d, &["analytic", "--help"]).stdout);

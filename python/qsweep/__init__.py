@@ -158,8 +158,11 @@ def run(
 
     The simulation runs with the GIL released. Ctrl-C (or the notebook's
     interrupt) stops it: ``KeyboardInterrupt`` is raised within about two
-    seconds; with ``out`` the rows finished so far are kept there and
-    ``resume=True`` continues.
+    seconds; with ``out`` the rows finished so far are kept, and one note
+    (unless ``quiet``) says where and gives the call that continues them
+    (``qsweep.run(..., out=..., resume=True)``; after ``force=True`` the rows
+    are in the partial CSV beside ``out``, which stays untouched until the
+    resumed run completes and replaces it).
 
     Raises
     ------
@@ -183,14 +186,6 @@ def run(
     reporter = Reporter(quiet=quiet, progress=progress)
     try:
         (header, rows), info = _qsweep.run(argv, reporter, path, text)
-    except KeyboardInterrupt:
-        reporter.close()
-        if out is not None and not quiet:
-            reporter.note(
-                f"qsweep: interrupted; the rows finished so far are in {os.fspath(out)} "
-                "(qsweep.run(..., resume=True) continues it)"
-            )
-        raise
     finally:
         reporter.close()
     wide = info["wide_points"]

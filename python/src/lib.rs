@@ -184,6 +184,8 @@ fn simulate(
         shard: flags.shard.as_deref(),
         from_meta: flags.from_meta.as_deref(),
     })?;
+    // A stopped run says how to resume it as a call of qsweep.run.
+    session.caller = session::Caller::Python;
     let run = session.spec.run.clone();
     let mut engine = session.choose_engine(&say)?.engine;
     let first_label = engine.label();
@@ -231,7 +233,9 @@ fn simulate(
         // `finish` would print a resume command for it).
         return Err(result.expect_err("checked"));
     }
-    session.finish(result)?;
+    // Its messages (rows kept, how to resume) reach Python as notes, so
+    // `quiet=True` silences them and a notebook shows them.
+    session.finish(result, &say)?;
     Ok(Finished {
         engines: session.engines(),
         spec_toml: session.spec.to_toml(),
@@ -338,6 +342,11 @@ fn run<'py>(
                 }
                 match wait(left.min(POLL)) {
                     Ok(Event::Done(_)) | Err(RecvTimeoutError::Disconnected) => break,
+                    // What the stopping run says (the rows kept, how to
+                    // resume) is shown; progress no longer is.
+                    Ok(Event::Note(msg)) => {
+                        let _ = report(&reporter, Event::Note(msg));
+                    }
                     Ok(_) | Err(RecvTimeoutError::Timeout) => {}
                 }
                 // A second Ctrl-C stops waiting at once.

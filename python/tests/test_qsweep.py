@@ -324,6 +324,46 @@ def test_ctrl_c_raises_keyboard_interrupt_promptly(tmp_path, keep):
         assert raw(tmp_path / "kept.csv")[0] == list(qsweep.COLUMNS)
 
 
+CHILD_FORCE = """
+import sys, qsweep
+print("go", flush=True)
+try:
+    qsweep.run(routing="random", servers=list(range(1, 41)), rho=0.95, service="exp(rate=1)",
+               reps=256, customers=2_000_000, warmup=1000, backend="cpu", progress=False,
+               out=sys.argv[1], force=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+def test_ctrl_c_says_once_where_the_rows_are_and_how_to_resume_in_python(tmp_path):
+    # Issue 26: after Ctrl-C the module printed two messages that disagreed,
+    # one a shell command built from the Python script's own arguments.
+    out = tmp_path / "kept.csv"
+    out.write_text("old results\n")
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD_FORCE, str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout.readline().strip() == "go"
+    time.sleep(1.5)
+    child.send_signal(signal.SIGINT)
+    stdout, stderr = child.communicate(timeout=60)
+    assert stdout.strip() == "interrupted", (stdout, stderr)
+    told = [line for line in stderr.splitlines() if "interrupted" in line]
+    assert len(told) == 1, stderr
+    assert "--resume" not in stderr and "-c" not in told[0], stderr
+    assert "qsweep.run(..., out='" in stderr and "resume=True)" in stderr, stderr
+    # --force keeps the old CSV until the new one is complete: the note
+    # names the partial CSV, and resuming it is the call it gives.
+    partial = tmp_path / "kept.csv.partial"
+    assert f"out='{partial}'" in stderr, stderr
+    assert out.read_text() == "old results\n"
+    assert raw(partial)[0] == list(qsweep.COLUMNS)
+
+
 def test_backend_gpu_equals_the_cli_on_the_gpu(tmp_path):
     adapters = cli("adapters").stdout
     if adapters.startswith("no GPU adapters"):

@@ -894,11 +894,27 @@ fn no_column(file: &str, name: &str, headers: &[String]) -> PlotError {
         .filter(|(d, h)| *d <= 2.max(h.len() / 4));
     PlotError::NoColumn {
         file: file.to_string(),
-        column: name.to_string(),
-        available: headers.join(", "),
+        column: shown_name(name),
+        available: headers
+            .iter()
+            .map(|h| shown_name(h))
+            .collect::<Vec<_>>()
+            .join(", "),
         hint: best
-            .map(|(_, h)| format!("; did you mean '{h}'?"))
+            .map(|(_, h)| format!("; did you mean '{}'?", shown_name(h)))
             .unwrap_or_default(),
+    }
+}
+
+/// A column name as a one-line message shows it: control characters
+/// escaped and a long name cut (a stray quote in a header line makes the
+/// CSV reader take the following rows as one header, newlines and all).
+fn shown_name(h: &str) -> String {
+    const MOST: usize = 40;
+    let escaped: String = h.escape_debug().collect();
+    match escaped.char_indices().nth(MOST) {
+        Some((cut, _)) => format!("{}…", &escaped[..cut]),
+        None => escaped,
     }
 }
 

@@ -378,6 +378,15 @@ fn unknown_column_lists_columns_and_suggests() {
     };
     let msg = load_series(&csv, &opts).unwrap_err().to_string();
     assert!(msg.contains("no column 'policy'"), "{msg}");
+    // A stray quote in the header makes the reader take the rows into one
+    // header: still one line, each name cut (found by the property tests).
+    let broken = HEADER.replacen(',', ",\"", 1);
+    let csv = write_csv(dir.path(), "quoted.csv", &broken, SMALL);
+    let msg = load_series(&csv, &PlotOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert_eq!(msg.lines().count(), 1, "{msg}");
+    assert!(msg.contains('…'), "{msg}");
 }
 
 #[test]

@@ -51,8 +51,22 @@ pub struct Request<'a> {
     pub from_meta: Option<&'a Path>,
 }
 
+/// Who runs a session, so that a stopped run says how to resume it in the
+/// caller's own words.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Caller {
+    /// `qsweep run`: this command line with `--resume`.
+    #[default]
+    Cli,
+    /// The Python module: `qsweep.run(..., out=..., resume=True)` (its
+    /// process's command line is the Python script's, not qsweep's).
+    Python,
+}
+
 /// A run between its checks and its last row.
 pub struct Session {
+    /// Who runs it (how [`Session::resume_hint`] is worded).
+    pub caller: Caller,
     pub spec: Spec,
     /// The results CSV.
     pub out: PathBuf,
@@ -167,6 +181,7 @@ impl Session {
         let started = provenance::now_rfc3339();
         let replaces = partial.as_ref().map(|_| out.clone());
         let mut session = Session {
+            caller: Caller::Cli,
             resuming: req.resume && out.symlink_metadata().is_ok(),
             resume_requested: req.resume,
             in_file: shard.map_or(total, |s| s.size(total)),
@@ -520,8 +535,18 @@ impl Session {
 
     /// The command that resumes this run (this command line with
     /// `--resume`, `-o OUT` when the name was chosen by default, `--force`
-    /// dropped).
+    /// dropped); for the Python module, the call.
     pub fn resume_hint(&self) -> String {
+        if self.caller == Caller::Python {
+            // The rows are in the partial CSV while the old one is kept.
+            let csv = self.partial.as_deref().unwrap_or(&self.out);
+            let quoted = csv
+                .display()
+                .to_string()
+                .replace('\\', "\\\\")
+                .replace('\'', "\\'");
+            return format!("qsweep.run(..., out='{quoted}', resume=True)");
+        }
         let mut args: Vec<String> = provenance::command_line()
             .into_iter()
             .filter(|a| a != "--force")
@@ -733,7 +758,7 @@ impl Session {
     /// Syncs the rows, then records how the run ended in the `.meta.json`.
     /// A failed or interrupted run says how many points are kept and how to
     /// resume, and its error is returned.
-    pub fn finish(&mut self, result: Result<()>) -> Result<()> {
+    pub fn finish(&mut self, result: Result<()>, say: &dyn Fn(&str)) -> Result<()> {
         // The rows on disk before the meta file says how many there are.
         let synced = self.sink.as_mut().map_or(Ok(()), CsvSink::sync);
         if result.is_ok() {
@@ -803,7 +828,7 @@ impl Session {
                 } else {
                     "the run stopped"
                 };
-                progress::say(&format!(
+                say(&format!(
                     "qsweep: {how}; {} of {} points went to stdout (-o - cannot be resumed: \
                      run it again, with -o FILE to keep the rows of a run that stops)",
                     meta.points_done, self.in_file
@@ -812,11 +837,11 @@ impl Session {
             }
             let hint = self.resume_hint();
             if e.is::<Interrupted>() {
-                progress::say(&format!(
+                say(&format!(
                     "qsweep: interrupted; {kept}. To resume:\n  {hint}"
                 ));
             } else {
-                progress::say(&format!(
+                say(&format!(
                     "qsweep: the run stopped; {kept}. After fixing the cause, resume with:\n  \
                      {hint}"
                 ));
@@ -1392,7 +1417,7 @@ mod tests {
             written += 1;
             Ok(())
         });
-        session.finish(result)
+        session.finish(result, &|_| {})
     }
 
     #[test]

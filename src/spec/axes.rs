@@ -84,181 +84,190 @@ fn axis_items<'a, 'i>(
 }
 
 impl Axes {
-    /// Reads the spec file's `[sweep]` table, in file order.
-    pub(super) fn read_toml(
-        &mut self,
-        ctx: &FileCtx<'_>,
-        table: &DeTable<'_>,
-    ) -> Result<(), SpecError> {
+    /// Reads the spec file's `[sweep]` table, in file order; the errors of
+    /// every bad key (none: all read).
+    pub(super) fn read_toml(&mut self, ctx: &FileCtx<'_>, table: &DeTable<'_>) -> Vec<SpecError> {
         let mut load_key: Option<(&'static str, usize)> = None;
+        // Every key is checked, so that one run names all the bad ones.
+        let mut errors = Vec::new();
         for (k, v) in entries_in_order(table) {
             let key: &str = k.get_ref();
             let loc = ctx.loc(k.span(), "sweep", key);
             let elem_loc = |e: &Spanned<DeValue<'_>>| ctx.loc(e.span(), "sweep", key);
-            match key {
-                "routing" => {
-                    let mut out = Vec::new();
-                    let expect_routing = format!("one of {}", Routing::names());
-                    for e in axis_items(v, &loc, &expect_routing)? {
-                        let r = match e.get_ref() {
-                            DeValue::String(s) => s.parse::<Routing>(),
-                            other => Err(invalid(&show(other), &expect_routing)),
+            let mut read_key = || -> Result<(), SpecError> {
+                match key {
+                    "routing" => {
+                        let mut out = Vec::new();
+                        let expect_routing = format!("one of {}", Routing::names());
+                        for e in axis_items(v, &loc, &expect_routing)? {
+                            let r = match e.get_ref() {
+                                DeValue::String(s) => s.parse::<Routing>(),
+                                other => Err(invalid(&show(other), &expect_routing)),
+                            };
+                            out.push(r.map_err(|m| elem_loc(e).err(m))?);
+                        }
+                        self.routing = Some(out);
+                    }
+                    "servers" | "workers" => {
+                        let mut out = Vec::new();
+                        for e in axis_items(v, &loc, EXPECT_COUNT)? {
+                            if let Some(text) = range_text(e.get_ref()) {
+                                let values = int_range(text, count, EXPECT_COUNT)
+                                    .map_err(|m| elem_loc(e).err(m))?;
+                                self.note_range(key, text, &values);
+                                out.extend(values);
+                                continue;
+                            }
+                            let i = de_int(e.get_ref());
+                            let n = i.and_then(count).ok_or_else(|| {
+                                let shown = show(e.get_ref());
+                                let max = u64::from(u32::MAX);
+                                elem_loc(e).err(invalid_count(&shown, i, max, EXPECT_COUNT))
+                            })?;
+                            out.push(n);
+                        }
+                        if key == "servers" {
+                            self.servers = Some(out);
+                        } else {
+                            self.workers = Some(out);
+                        }
+                    }
+                    "choices" | "routers" => {
+                        let (expected, parse): (_, fn(i128) -> Option<u32>) = if key == "choices" {
+                            (EXPECT_CHOICES, choices_value)
+                        } else {
+                            (EXPECT_ROUTERS, routers_value)
                         };
-                        out.push(r.map_err(|m| elem_loc(e).err(m))?);
-                    }
-                    self.routing = Some(out);
-                }
-                "servers" | "workers" => {
-                    let mut out = Vec::new();
-                    for e in axis_items(v, &loc, EXPECT_COUNT)? {
-                        if let Some(text) = range_text(e.get_ref()) {
-                            let values = int_range(text, count, EXPECT_COUNT)
-                                .map_err(|m| elem_loc(e).err(m))?;
-                            self.note_range(key, text, &values);
-                            out.extend(values);
-                            continue;
+                        let mut out = Vec::new();
+                        for e in axis_items(v, &loc, expected)? {
+                            if let Some(text) = range_text(e.get_ref()) {
+                                let values = int_range(text, parse, expected)
+                                    .map_err(|m| elem_loc(e).err(m))?;
+                                self.note_range(key, text, &values);
+                                out.extend(values);
+                                continue;
+                            }
+                            let n = de_int(e.get_ref()).and_then(parse).ok_or_else(|| {
+                                elem_loc(e).err(invalid(&show(e.get_ref()), expected))
+                            })?;
+                            out.push(n);
                         }
-                        let i = de_int(e.get_ref());
-                        let n = i.and_then(count).ok_or_else(|| {
-                            let shown = show(e.get_ref());
-                            let max = u64::from(u32::MAX);
-                            elem_loc(e).err(invalid_count(&shown, i, max, EXPECT_COUNT))
-                        })?;
-                        out.push(n);
-                    }
-                    if key == "servers" {
-                        self.servers = Some(out);
-                    } else {
-                        self.workers = Some(out);
-                    }
-                }
-                "choices" | "routers" => {
-                    let (expected, parse): (_, fn(i128) -> Option<u32>) = if key == "choices" {
-                        (EXPECT_CHOICES, choices_value)
-                    } else {
-                        (EXPECT_ROUTERS, routers_value)
-                    };
-                    let mut out = Vec::new();
-                    for e in axis_items(v, &loc, expected)? {
-                        if let Some(text) = range_text(e.get_ref()) {
-                            let values =
-                                int_range(text, parse, expected).map_err(|m| elem_loc(e).err(m))?;
-                            self.note_range(key, text, &values);
-                            out.extend(values);
-                            continue;
+                        if key == "choices" {
+                            self.choices = Some(out);
+                        } else {
+                            self.routers = Some(out);
                         }
-                        let n = de_int(e.get_ref()).and_then(parse).ok_or_else(|| {
-                            elem_loc(e).err(invalid(&show(e.get_ref()), expected))
-                        })?;
-                        out.push(n);
                     }
-                    if key == "choices" {
-                        self.choices = Some(out);
-                    } else {
-                        self.routers = Some(out);
-                    }
-                }
-                "lambda" | "rho" => {
-                    let (name, expected): (&'static str, _) = if key == "lambda" {
-                        ("lambda", EXPECT_RATE)
-                    } else {
-                        ("rho", EXPECT_RHO)
-                    };
-                    if let Some((other, line)) = load_key {
-                        return Err(loc.err(format!(
+                    "lambda" | "rho" => {
+                        let (name, expected): (&'static str, _) = if key == "lambda" {
+                            ("lambda", EXPECT_RATE)
+                        } else {
+                            ("rho", EXPECT_RHO)
+                        };
+                        if let Some((other, line)) = load_key {
+                            return Err(loc.err(format!(
                             "given together with {other} (line {line}); expected exactly one of \
                              lambda or rho"
                         )));
-                    }
-                    load_key = Some((name, ctx.line(k.span())));
-                    let mut out = Vec::new();
-                    let load = |x: f64| {
-                        if name == "lambda" {
-                            Load::Lambda(x)
-                        } else {
-                            Load::Rho(x)
                         }
-                    };
-                    for e in axis_items(v, &loc, expected)? {
-                        if let Some(text) = range_text(e.get_ref()) {
-                            let values =
-                                real_range(text, expected).map_err(|m| elem_loc(e).err(m))?;
-                            self.note_range(name, text, &values);
-                            out.extend(values.into_iter().map(load));
-                            continue;
-                        }
-                        let x = de_float(e.get_ref()).and_then(positive).ok_or_else(|| {
-                            elem_loc(e).err(invalid(&show(e.get_ref()), expected))
-                        })?;
-                        out.push(load(x));
-                    }
-                    self.load = Some(out);
-                }
-                "arrival" | "service" => {
-                    let role = if key == "arrival" {
-                        Role::Arrival
-                    } else {
-                        Role::Service
-                    };
-                    let expected = "distribution strings such as \"exp\" or \
-                                    \"weibull(shape=0.46,median=0.05)\"";
-                    let mut out = Vec::new();
-                    for e in axis_items(v, &loc, expected)? {
-                        let d = match e.get_ref() {
-                            DeValue::String(s) => Dist::parse(s, role, ctx.base_dir)
-                                .map_err(|err| elem_loc(e).dist_err(&err.to_string()))?,
-                            other => return Err(elem_loc(e).err(invalid(&show(other), expected))),
-                        };
-                        out.push(d);
-                    }
-                    if role == Role::Arrival {
-                        self.arrival = Some(out);
-                    } else {
-                        self.service = Some(out);
-                    }
-                }
-                "patience" => {
-                    let mut out = Vec::new();
-                    for e in axis_items(v, &loc, EXPECT_PATIENCE)? {
-                        let d = match e.get_ref() {
-                            DeValue::String(s) => parse_patience(s, ctx.base_dir)
-                                .map_err(|err| elem_loc(e).dist_err(&err))?,
-                            other => {
-                                return Err(elem_loc(e).err(invalid(&show(other), EXPECT_PATIENCE)))
+                        load_key = Some((name, ctx.line(k.span())));
+                        let mut out = Vec::new();
+                        let load = |x: f64| {
+                            if name == "lambda" {
+                                Load::Lambda(x)
+                            } else {
+                                Load::Rho(x)
                             }
                         };
-                        out.push(d);
+                        for e in axis_items(v, &loc, expected)? {
+                            if let Some(text) = range_text(e.get_ref()) {
+                                let values =
+                                    real_range(text, expected).map_err(|m| elem_loc(e).err(m))?;
+                                self.note_range(name, text, &values);
+                                out.extend(values.into_iter().map(load));
+                                continue;
+                            }
+                            let x = de_float(e.get_ref()).and_then(positive).ok_or_else(|| {
+                                elem_loc(e).err(invalid(&show(e.get_ref()), expected))
+                            })?;
+                            out.push(load(x));
+                        }
+                        self.load = Some(out);
                     }
-                    self.patience = Some(out);
-                }
-                "capacity" => {
-                    let mut out = Vec::new();
-                    for e in axis_items(v, &loc, EXPECT_CAPACITY)? {
-                        let k = match e.get_ref() {
-                            DeValue::String(s) => parse_capacity(s),
-                            other => capacity_value(de_int(other), &show(other)),
+                    "arrival" | "service" => {
+                        let role = if key == "arrival" {
+                            Role::Arrival
+                        } else {
+                            Role::Service
                         };
-                        out.push(k.map_err(|m| elem_loc(e).err(m))?);
+                        let expected = "distribution strings such as \"exp\" or \
+                                    \"weibull(shape=0.46,median=0.05)\"";
+                        let mut out = Vec::new();
+                        for e in axis_items(v, &loc, expected)? {
+                            let d = match e.get_ref() {
+                                DeValue::String(s) => Dist::parse(s, role, ctx.base_dir)
+                                    .map_err(|err| elem_loc(e).dist_err(&err.to_string()))?,
+                                other => {
+                                    return Err(elem_loc(e).err(invalid(&show(other), expected)))
+                                }
+                            };
+                            out.push(d);
+                        }
+                        if role == Role::Arrival {
+                            self.arrival = Some(out);
+                        } else {
+                            self.service = Some(out);
+                        }
                     }
-                    self.capacity = Some(out);
+                    "patience" => {
+                        let mut out = Vec::new();
+                        for e in axis_items(v, &loc, EXPECT_PATIENCE)? {
+                            let d = match e.get_ref() {
+                                DeValue::String(s) => parse_patience(s, ctx.base_dir)
+                                    .map_err(|err| elem_loc(e).dist_err(&err))?,
+                                other => {
+                                    return Err(
+                                        elem_loc(e).err(invalid(&show(other), EXPECT_PATIENCE))
+                                    )
+                                }
+                            };
+                            out.push(d);
+                        }
+                        self.patience = Some(out);
+                    }
+                    "capacity" => {
+                        let mut out = Vec::new();
+                        for e in axis_items(v, &loc, EXPECT_CAPACITY)? {
+                            let k = match e.get_ref() {
+                                DeValue::String(s) => parse_capacity(s),
+                                other => capacity_value(de_int(other), &show(other)),
+                            };
+                            out.push(k.map_err(|m| elem_loc(e).err(m))?);
+                        }
+                        self.capacity = Some(out);
+                    }
+                    _ => {
+                        let hint = if is_run_key(key) {
+                            format!(" ({key} belongs in [run])")
+                        } else {
+                            String::new()
+                        };
+                        return Err(ctx.err(
+                            k.span(),
+                            format!(
+                                "[sweep] unknown key '{key}'; expected one of {}{hint}",
+                                SWEEP_KEYS.join(", ")
+                            ),
+                        ));
+                    }
                 }
-                _ => {
-                    let hint = if is_run_key(key) {
-                        format!(" ({key} belongs in [run])")
-                    } else {
-                        String::new()
-                    };
-                    return Err(ctx.err(
-                        k.span(),
-                        format!(
-                            "[sweep] unknown key '{key}'; expected one of {}{hint}",
-                            SWEEP_KEYS.join(", ")
-                        ),
-                    ));
-                }
+                Ok(())
+            };
+            if let Err(e) = read_key() {
+                errors.push(e);
             }
         }
-        Ok(())
+        errors
     }
 
     /// Applies the axis flags that were given, each replacing the whole

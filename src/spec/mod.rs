@@ -38,7 +38,7 @@ mod tests;
 mod values;
 
 pub use axes::{DEFAULT_CHOICES, DEFAULT_ROUTERS, SWEEP_KEYS};
-pub use flags::{AnalyticArgs, AxisArgs, SweepArgs};
+pub use flags::{AnalyticArgs, AxisArgs, SweepArgs, Words};
 pub use grid::LAMBDA_RANGE;
 pub use ranges::{Expansion, RANGE_FORMS};
 pub use settings::{units_in_toml, RunSettings, DEFAULT_MAX_CUSTOMERS, TIME_UNITS};
@@ -56,9 +56,42 @@ pub const TEXT_SOURCE: &str = "<string>";
 
 /// A bad spec, flag or grid point: one line, naming the field and what is
 /// expected, prefixed by `PATH:LINE:` when it comes from a spec file.
+///
+/// A spec file's keys are each checked, so one run names every bad key at
+/// once ([`SpecError::all`]): one line each, at most [`SHOWN_ERRORS`].
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{0}")]
 pub struct SpecError(pub String);
+
+/// The most lines a spec's errors take: a refusal stays short enough to
+/// read (the rest are counted on the last line).
+pub const SHOWN_ERRORS: usize = 3;
+
+impl SpecError {
+    /// The errors of several keys as one error: each on its own line, in the
+    /// order found; beyond [`SHOWN_ERRORS`] lines, the last shown says how
+    /// many more there are. `None` when there are none.
+    pub fn all(mut errors: Vec<SpecError>) -> Option<SpecError> {
+        let total = errors.len();
+        if total <= SHOWN_ERRORS {
+            let lines: Vec<String> = errors.into_iter().map(|e| e.0).collect();
+            return (!lines.is_empty()).then(|| SpecError(lines.join("\n")));
+        }
+        errors.truncate(SHOWN_ERRORS);
+        let mut lines: Vec<String> = errors.into_iter().map(|e| e.0).collect();
+        let more = total - SHOWN_ERRORS;
+        let s = if more == 1 { "" } else { "s" };
+        if let Some(last) = lines.last_mut() {
+            last.push_str(&format!(" (and {more} more error{s})"));
+        }
+        Some(SpecError(lines.join("\n")))
+    }
+
+    /// `Ok` when `errors` is empty, else [`SpecError::all`] of them.
+    pub fn none_of(errors: Vec<SpecError>) -> Result<(), SpecError> {
+        SpecError::all(errors).map_or(Ok(()), Err)
+    }
+}
 
 /// One value of the load axis.
 #[derive(Clone, Copy, Debug, PartialEq)]

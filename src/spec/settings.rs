@@ -521,12 +521,15 @@ fn listed_keys() -> Vec<&'static str> {
     settings.iter().map(|s| s.key).collect()
 }
 
-/// Reads the spec file's `[run]` table into `run`, in file order.
+/// Reads the spec file's `[run]` table into `run`, in file order; the
+/// errors of every bad key (none: all read).
 pub(super) fn read_run_table(
     run: &mut RunSettings,
     ctx: &FileCtx<'_>,
     table: &DeTable<'_>,
-) -> Result<(), SpecError> {
+) -> Vec<SpecError> {
+    // Every key is checked, so that one run names all the bad ones.
+    let mut errors = Vec::new();
     for (k, v) in entries_in_order(table) {
         let key: &str = k.get_ref();
         let Some(setting) = RUN_SETTINGS.iter().find(|s| s.key == key) else {
@@ -537,19 +540,21 @@ pub(super) fn read_run_table(
             } else {
                 String::new()
             };
-            return Err(ctx.err(
+            errors.push(ctx.err(
                 k.span(),
                 format!(
                     "[run] unknown key '{key}'; expected one of {}{hint}",
                     listed_keys().join(", ")
                 ),
             ));
+            continue;
         };
         let given = Given::Toml(v.get_ref());
-        (setting.set)(run, &given)
-            .ok_or_else(|| ctx.loc(v.span(), "run", key).err(setting.refusal(&given)))?;
+        if (setting.set)(run, &given).is_none() {
+            errors.push(ctx.loc(v.span(), "run", key).err(setting.refusal(&given)));
+        }
     }
-    Ok(())
+    errors
 }
 
 /// Applies the `[run]` flags that were given over `run`, each replacing the

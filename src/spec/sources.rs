@@ -62,24 +62,29 @@ impl Raw {
             sweep_at: format!("{source}: [sweep]"),
             base_dir: base_dir.to_path_buf(),
         };
+        // Every table and key is checked, so that one run names all the bad
+        // ones (`SpecError::all`).
+        let mut errors = Vec::new();
         for (k, v) in entries_in_order(doc.get_ref()) {
             let name: &str = k.get_ref();
             let table = match (name, v.get_ref()) {
                 ("sweep" | "run", DeValue::Table(t)) => t,
                 ("sweep" | "run", other) => {
-                    return Err(ctx.err(
+                    errors.push(ctx.err(
                         k.span(),
                         format!(
                             "{name}: {} is not valid here; expected a table [{name}]",
                             show(other)
                         ),
-                    ))
+                    ));
+                    continue;
                 }
                 (_, DeValue::Table(_)) => {
-                    return Err(ctx.err(
+                    errors.push(ctx.err(
                         k.span(),
                         format!("[{name}]: unknown table; expected [sweep] and [run]"),
-                    ))
+                    ));
+                    continue;
                 }
                 _ => {
                     let hint = if SWEEP_KEYS.contains(&name) {
@@ -89,21 +94,23 @@ impl Raw {
                     } else {
                         ""
                     };
-                    return Err(ctx.err(
+                    errors.push(ctx.err(
                         k.span(),
                         format!(
                             "unknown top-level key '{name}'; expected tables [sweep] and [run]{hint}"
                         ),
                     ));
+                    continue;
                 }
             };
             if name == "sweep" {
                 raw.sweep_at = format!("{source}:{}: [sweep]", ctx.line(k.span()));
-                raw.axes.read_toml(&ctx, table)?;
+                errors.extend(raw.axes.read_toml(&ctx, table));
             } else {
-                read_run_table(&mut raw.run, &ctx, table)?;
+                errors.extend(read_run_table(&mut raw.run, &ctx, table));
             }
         }
+        SpecError::none_of(errors)?;
         Ok(raw)
     }
 

@@ -838,6 +838,34 @@ fn toml_syntax_errors_are_refused_with_their_line() {
 }
 
 #[test]
+fn every_bad_key_of_a_file_is_named_at_once() {
+    // Issue 26: three bad keys in two tables, one line each, in file order.
+    let text = "[sweep]\nrouting = [\"random\"]\nservers = [0]\nlambda = [5]\n\
+                service = [\"exp(meen=1)\"]\n[run]\nreps = 0\ncustomers = 100\n";
+    let e = file_err(text);
+    let lines: Vec<&str> = e.lines().collect();
+    assert_eq!(lines.len(), 3, "{e}");
+    assert!(lines[0].starts_with("spec.toml:3: [sweep] servers"), "{e}");
+    assert!(
+        lines[1].starts_with("spec.toml:5: [sweep] service: exp: unknown key 'meen'"),
+        "{e}"
+    );
+    assert!(lines[2].starts_with("spec.toml:7: [run] reps"), "{e}");
+    // A good key between bad ones is still read, and one error stays one line.
+    let one = file_err(&format!("{MINI}[run]\nreps = 0\n"));
+    assert_eq!(one.lines().count(), 1, "{one}");
+    // Beyond three, the third line counts the rest.
+    let text = "[sweep]\nservers = [0]\nworkers = [0]\nchoices = [0]\nrouters = [0]\n\
+                bogus = 1\n";
+    let e = file_err(text);
+    let lines: Vec<&str> = e.lines().collect();
+    assert_eq!(lines.len(), SHOWN_ERRORS, "{e}");
+    assert!(lines[0].starts_with("spec.toml:2: [sweep] servers"), "{e}");
+    assert!(lines[2].starts_with("spec.toml:4: [sweep] choices"), "{e}");
+    assert!(lines[2].ends_with(" (and 2 more errors)"), "{e}");
+}
+
+#[test]
 fn unknown_tables_and_keys_are_refused() {
     let e = file_err("[sweep]\nrouting = [\"random\"]\nsever = [1]\n");
     assert_eq!(
