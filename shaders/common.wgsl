@@ -113,7 +113,8 @@ struct LaneState {
     lost: u32,
     // Kiefer-Wolfowitz under a capacity: the ring's oldest slot.
     ring_head: u32,
-    _pad2: u32,
+    // An MMPP arrival stream's phase (sampling.wgsl's mmpp_phase).
+    arrival_phase: u32,
 }
 
 // The contract's constants (law kinds, thinning modes, TILE_REPS, SUM_BLOCK,
@@ -337,8 +338,9 @@ var<private> seg_map: vec4<f32>;
 // passes; unused by the other kernels.
 var<private> ring_head: u32;
 
-// Save or restore the stream, the recorder and the kernel variables x, y,
-// since_rebase (and seg_map) of the invocation's replication between passes.
+// Save or restore the stream (and an MMPP's phase), the recorder and the
+// kernel variables x, y, since_rebase (and seg_map) of the invocation's
+// replication between passes.
 fn state_store(slot: u32, x: f32, y: f32, since_rebase: u32) {
     var st: LaneState;
     st.rng = rng_s;
@@ -357,6 +359,7 @@ fn state_store(slot: u32, x: f32, y: f32, since_rebase: u32) {
     st.recorded = rec.recorded;
     st.lost = rec.lost;
     st.ring_head = ring_head;
+    st.arrival_phase = mmpp_phase;
     st.max_wait = rec.max_wait;
     st.max_sojourn = rec.max_sojourn;
     lane_state[slot] = st;
@@ -378,6 +381,7 @@ fn state_load(slot: u32, inv_scale: f32, slo: vec4<f32>) -> LaneState {
     rec.recorded = st.recorded;
     rec.lost = st.lost;
     ring_head = st.ring_head;
+    mmpp_phase = st.arrival_phase;
     rec.max_wait = st.max_wait;
     rec.max_sojourn = st.max_sojourn;
     rec.inv_scale = inv_scale;

@@ -28,7 +28,9 @@ fn lindley_segments(p: PointParams) -> u32 {
     while (count < MAX_SEGMENTS && total / (2u * count) >= MIN_SEGMENT_CUSTOMERS) {
         count *= 2u;
     }
-    return select(count, 1u, p.reneging == RENEGING_ABANDON);
+    // Abandonment, and a stateful (MMPP) arrival stream, whose phase a
+    // later segment could not start from: one segment (PointParams::segments).
+    return select(count, 1u, p.reneging == RENEGING_ABANDON || p.arrival.kind == LAW_MMPP);
 }
 
 // A request that waited `wait` and needs `service`: the work it brings,
@@ -69,6 +71,9 @@ fn map_step(a: f32, service: f32) {
 fn lindley_resume(p: PointParams, rep: u32, segment: u32, slot: u32) -> vec2<f32> {
     if (info.begin == 0u) {
         rng_init_segment(p.seed_lo, p.seed_hi, p.point_index, rep, segment);
+        if (segment == 0u) {
+            mmpp_start(p.arrival);
+        }
         rng_status = 0u;
         rec_init(p.inv_hist_scale, p.slo);
         seg_map = vec4<f32>(0.0);

@@ -49,8 +49,9 @@ fn point(
 }
 
 /// The standard cases: each policy, and `random` with exp, Weibull and
-/// empirical service, all at rho = 0.9 except M/M/51 at 0.98; the dynamic
-/// policies (whole system simulated) with 100 servers.
+/// empirical service, all at rho = 0.9 except M/M/51 at 0.98; MMPP/M/1
+/// (bursty arrivals); the dynamic policies (whole system simulated) with
+/// 100 servers.
 pub fn standard_cases() -> Vec<BenchCase> {
     let exp = |m: f32| law(LawKind::Exp, [m, 0.0, 0.0, 0.0]);
     // Clamped Weibull(0.46) of the study, mean ≈ 0.264: lambda/R such that rho = 0.9.
@@ -205,6 +206,22 @@ pub fn standard_cases() -> Vec<BenchCase> {
                     exp(51.0 * 0.98),
                     1.0,
                 )
+            },
+            table: vec![0.0],
+        },
+        // Bursty arrivals: MMPP/M/1 (index of dispersion 2, bursts at 1.35
+        // times the service rate) at rho = 0.9, one stateful draw per customer.
+        BenchCase {
+            name: "MMPP/M/1 (dispersion 2)",
+            params: PointParams {
+                arrival: crate::dist::Dist::parse(
+                    "mmpp(rates=[1,3],switch=[0.5,0.5])",
+                    crate::dist::Role::Arrival,
+                    std::path::Path::new("."),
+                )
+                .expect("a valid law")
+                .to_law(&mut Vec::new()),
+                ..point(Kernel::Lindley, Thinning::None, 1, 1, exp(0.9), 1.0)
             },
             table: vec![0.0],
         },

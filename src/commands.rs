@@ -1580,6 +1580,7 @@ fn size_then_run(
         &[],
         run_spec.patience_mode(),
         run_spec.has_capacity(),
+        run_spec.has_mmpp(),
     );
     let mut sink = output::CsvSink::create_with(then, true, &extra)?;
     let mut hist = match &args.hist {
@@ -1630,6 +1631,10 @@ fn size_then_run(
                 &r.stats,
                 &base,
                 r.error.is_some(),
+            ));
+            fields.extend(output::dispersion_fields(
+                run_spec.has_mmpp(),
+                &r.point.grid,
             ));
             sink.write(&fields)?;
             if let Some(h) = hist.as_mut() {

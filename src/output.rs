@@ -352,6 +352,33 @@ pub fn capacity_fields(
     vec![k, num(stats.p_lost), opt(ci), exact]
 }
 
+/// The column of a spec with an MMPP arrival law at some point: the
+/// arrival stream's asymptotic index of dispersion for counts,
+/// lim Var N(t)/E N(t). None otherwise: the CSV is as it always was.
+pub fn dispersion_columns(mmpp: bool) -> Vec<String> {
+    if !mmpp {
+        return Vec::new();
+    }
+    vec!["arrival_dispersion".to_string()]
+}
+
+/// The value of [`dispersion_columns`] for one point (exact, known before
+/// the run, so kept for a failed point): for an MMPP the closed form of
+/// [`Mmpp::dispersion`](crate::dist::Mmpp::dispersion); for a renewal
+/// stream its interarrival scv, the asymptotic index of dispersion of
+/// every renewal process (Cox, *Renewal Theory*, Methuen, 1962, sec. 4.5:
+/// Var N(t) ~ c² t/μ), so 1 for Poisson.
+pub fn dispersion_fields(mmpp: bool, point: &GridPoint) -> Vec<String> {
+    if !mmpp {
+        return Vec::new();
+    }
+    let d = match point.arrival.mmpp() {
+        Some(m) => m.dispersion(),
+        None => point.arrival.scv(),
+    };
+    vec![num(d)]
+}
+
 /// Whether `name` is one of the columns [`extra_columns`] makes (the shape
 /// `--resume` and `merge` accept after the standard header).
 pub fn is_extra_column(name: &str) -> bool {
@@ -371,22 +398,26 @@ pub fn is_extra_column(name: &str) -> bool {
                 | "p_block"
                 | "p_block_ci95"
                 | "analytic_p_block"
+                | "arrival_dispersion"
         )
 }
 
 /// The columns after [`COLUMNS`]: `--quantiles`', then `--slo`'s, then the
 /// patience axis's (`reneging`: the spec's mode where it has patience),
-/// then the capacity axis's (`capacity`: some point has one).
+/// then the capacity axis's (`capacity`: some point has one), then the
+/// arrival stream's dispersion (`mmpp`: some point has MMPP arrivals).
 pub fn extra_columns(
     quantiles: &[f64],
     slo: &[f64],
     reneging: Option<Reneging>,
     capacity: bool,
+    mmpp: bool,
 ) -> Vec<String> {
     let mut columns = quantile_columns(quantiles);
     columns.extend(slo_columns(slo));
     columns.extend(patience_columns(reneging));
     columns.extend(capacity_columns(capacity));
+    columns.extend(dispersion_columns(mmpp));
     columns
 }
 

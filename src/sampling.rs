@@ -26,10 +26,15 @@
 //!   [`normal_abs`]), so a lognormal costs one word and reaches |z| = 9.3;
 //! - the gamma by Marsaglia and Tsang, "A simple method for generating gamma
 //!   variables", ACM TOMS 26(3), 2000, with the `U^(1/a)` boost for a < 1
-//!   taken as `exp(ln(1 - V)/a)` of a full-range `V`, exact for tiny shapes.
+//!   taken as `exp(ln(1 - V)/a)` of a full-range `V`, exact for tiny shapes;
+//! - the MMPP (an arrival process, not a renewal law) by its phase
+//!   sojourns, each an exponential of a full-range uniform ended by an
+//!   arrival or a switch on a 24-bit uniform ([`Sampler::mmpp`]), from the
+//!   phase each lane keeps between draws ([`Sampler::phase`]; the WGSL
+//!   twin's `mmpp_start` is this file's [`Sampler::new`]).
 
 use crate::contract::{rep_status, Law, LawKind, PointParams, Reneging, Thinning};
-use crate::contract::{ERLANG_DIRECT_MAX, GAMMA_MAX_TRIES, GEOMETRIC_CAP};
+use crate::contract::{ERLANG_DIRECT_MAX, GAMMA_MAX_TRIES, GEOMETRIC_CAP, MMPP_MAX_STEPS};
 use crate::rng::Lanes;
 
 /// Natural logarithm for the CPU engine: Cephes `logf` (Moshier, "Methods
@@ -290,6 +295,10 @@ pub struct Sampler<'a, const N: usize> {
     pub streams: Lanes<N>,
     pub table: &'a [f32],
     pub status: [u32; N],
+    /// Each lane's MMPP phase (0 or 1): the arrival stream's state between
+    /// draws, which makes it non-renewal ([`Sampler::mmpp`]); unused (0)
+    /// for the other laws. Twin of `mmpp_phase` in `shaders/sampling.wgsl`.
+    pub phase: [u32; N],
 }
 
 /// `$body` with `$v` bound to each lane of `$x` in turn, written as a plain
@@ -347,12 +356,65 @@ macro_rules! full_lanes {
 }
 
 impl<'a, const N: usize> Sampler<'a, N> {
+    /// The samplers of replications `reps` of point `p`, at the start of
+    /// their streams. An MMPP arrival law draws each lane's starting phase
+    /// here, from the stationary law: the first word of the replication's
+    /// stream, phase 1 when it is below `law.n` (P = n 2^-32 = s_0/(s_0 +
+    /// s_1)), before any other draw (`mmpp_start` in sampling.wgsl, called
+    /// by every kernel right after `rng_init`).
     pub fn new(p: &PointParams, reps: [u32; N], table: &'a [f32]) -> Self {
-        Self {
+        let mut s = Self {
             streams: Lanes::new(p.seed(), p.point_index, reps),
             table,
             status: [rep_status::OK; N],
+            phase: [0; N],
+        };
+        if p.arrival.kind() == LawKind::Mmpp {
+            let w = s.streams.next_u32();
+            for (phase, w) in s.phase.iter_mut().zip(w) {
+                *phase = u32::from(w < p.arrival.n);
+            }
         }
+        s
+    }
+
+    /// One MMPP interarrival per lane (see [`Law`] for the record): from
+    /// the lane's phase, a sojourn of exponential length (mean `p[phase]`,
+    /// one full-range uniform) that ends in an arrival with probability
+    /// `p[2 + phase]` (a 24-bit uniform below it), else in a switch to the
+    /// other phase and another sojourn; the interarrival is the sum of the
+    /// sojourns. The lanes step in lock step, a lane that has its arrival
+    /// holding its stream still (as the gamma's lanes do), so each consumes
+    /// exactly the words the GPU's `mmpp` does. At most [`MMPP_MAX_STEPS`]
+    /// sojourns: a lane that reaches it is flagged `SAMPLER_BOUND`.
+    #[inline(never)]
+    pub fn mmpp(&mut self, law: &Law) -> [f32; N] {
+        let mut t = [0.0f32; N];
+        let mut pending = [true; N];
+        for _ in 0..MMPP_MAX_STEPS {
+            if !pending.contains(&true) {
+                break;
+            }
+            let u = self.streams.masked(&pending, |s| s.uniform_full().0);
+            let c = self.streams.masked(&pending, Lanes::uniform_closed0);
+            for l in 0..N {
+                if pending[l] {
+                    let ph = self.phase[l] as usize;
+                    t[l] += -law.p[ph] * fast_ln(u[l]);
+                    if c[l] < law.p[2 + ph] {
+                        pending[l] = false;
+                    } else {
+                        self.phase[l] ^= 1;
+                    }
+                }
+            }
+        }
+        for (status, &bound) in self.status.iter_mut().zip(&pending) {
+            if bound {
+                *status |= rep_status::SAMPLER_BOUND;
+            }
+        }
+        t
     }
 
     /// Draw from now on from segment `segment` of each lane's replication
@@ -541,6 +603,7 @@ impl<'a, const N: usize> Sampler<'a, N> {
                     lanes!(w, |w| empirical(table, crate::rng::closed0_of(w)))
                 }
             }
+            LawKind::Mmpp => self.mmpp(law),
         };
         lanes!(x, |x| (law.scale * x).max(law.lo).min(law.hi))
     }
@@ -548,7 +611,9 @@ impl<'a, const N: usize> Sampler<'a, N> {
     /// Sum of `m` independent draws from `law` per lane, in closed form where
     /// the law is closed under convolution (exp, Erlang, gamma, det) and by
     /// summing otherwise. Arrival laws carry no clamps, which the shortcuts
-    /// rely on.
+    /// rely on. An MMPP's draws are not independent: its sum is `m`
+    /// consecutive draws, each from the phase the last one left (round
+    /// robin's every `m`-th arrival of the stream).
     pub fn draw_sum(&mut self, law: &Law, m: u32) -> [f32; N] {
         match law.kind() {
             LawKind::Exp => lanes!(self.erlang(m, law.p[0]), |x| law.scale * x),
@@ -560,7 +625,8 @@ impl<'a, const N: usize> Sampler<'a, N> {
             | LawKind::Weibull
             | LawKind::Pareto
             | LawKind::Uniform
-            | LawKind::Empirical => {
+            | LawKind::Empirical
+            | LawKind::Mmpp => {
                 let mut sum = [0.0f32; N];
                 for _ in 0..m {
                     let x = self.draw(law);
@@ -602,6 +668,13 @@ impl<'a, const N: usize> Sampler<'a, N> {
         debug_assert_eq!((kind, thin), (p.arrival.kind(), p.effective_thinning()));
         match thin {
             Thinning::Random => {
+                // An MMPP thinned at random is an MMPP with the rates
+                // divided by route_n (`Dist::thinned_at_random`), which
+                // `run::point` encodes as the point's own law (thinning
+                // none) where its sampler's loop allows; otherwise it comes
+                // here and sums a geometric number of consecutive stateful
+                // draws of the stream, which is exact too (never the
+                // exponential shortcut, nor a closed-form sum).
                 if kind == LawKind::Exp {
                     // Poisson thinning: a Poisson stream split at random stays Poisson.
                     self.exponential(p.arrival.scale * p.arrival.p[0] * p.route_n as f32)
@@ -613,6 +686,7 @@ impl<'a, const N: usize> Sampler<'a, N> {
                             streams: Lanes::from_stream(self.streams.lane(l)),
                             table: self.table,
                             status: [self.status[l]],
+                            phase: [self.phase[l]],
                         };
                         let u = one.streams.uniform_full().0[0];
                         let m = 1.0 + (fast_ln(u) / ln_keep).floor();
@@ -624,6 +698,7 @@ impl<'a, const N: usize> Sampler<'a, N> {
                         let x = one.draw_sum(&p.arrival, m)[0];
                         self.streams.set_lane(l, one.streams.lane(0));
                         self.status[l] = one.status[0];
+                        self.phase[l] = one.phase[0];
                         x
                     })
                 }
@@ -666,7 +741,8 @@ pub fn with_laws<V: LawsVisitor>(p: &PointParams, v: V) -> V::Output {
                 | LawKind::Gamma
                 | LawKind::HyperExp
                 | LawKind::Pareto
-                | LawKind::Uniform => v.visit::<ANY, ANY, ANY>(),
+                | LawKind::Uniform
+                | LawKind::Mmpp => v.visit::<ANY, ANY, ANY>(),
             }
         };
     }
@@ -750,6 +826,7 @@ mod tests {
             streams: Lanes::from_stream(Stream::new(11, 0, 0)),
             table: &table,
             status: [0],
+            phase: [0],
         };
         let (mut m1, mut m2) = (0.0f64, 0.0f64);
         for _ in 0..n {
@@ -1019,6 +1096,84 @@ mod tests {
         // 1.4e-3 off at R = 1e5.
         let old = f64::from(fast_ln(1.0 - 1.0 / 1e5f32));
         assert!((old / (-1e-5f64).ln_1p() - 1.0).abs() > 1e-3);
+    }
+
+    /// A parsed MMPP arrival law of mean 1 (rates [1,3]/2, switching
+    /// [0.5,0.5]/2: index of dispersion 2).
+    fn mmpp_point() -> PointParams {
+        let d = crate::dist::Dist::parse(
+            "mmpp(rates=[1,3],switch=[0.5,0.5])",
+            crate::dist::Role::Arrival,
+            std::path::Path::new("."),
+        )
+        .unwrap();
+        PointParams {
+            arrival: d.to_law(&mut Vec::new()),
+            seed_lo: 5,
+            point_index: 2,
+            ..PointParams::default()
+        }
+    }
+
+    /// Lanes in lock step keep each replication's phase: the same draws as
+    /// one replication at a time, starting phase included.
+    #[test]
+    fn mmpp_lanes_reproduce_single_streams() {
+        let p = mmpp_point();
+        let reps: [u32; 8] = std::array::from_fn(|l| l as u32 * 7 + 1);
+        let mut wide = Sampler::<8>::new(&p, reps, &[]);
+        let mut narrow: Vec<Sampler<1>> = reps
+            .iter()
+            .map(|&r| Sampler::<1>::new(&p, [r], &[]))
+            .collect();
+        let starts: Vec<u32> = narrow.iter().map(|n| n.phase[0]).collect();
+        assert_eq!(wide.phase.to_vec(), starts);
+        assert!(starts.contains(&0) && starts.contains(&1), "{starts:?}");
+        for _ in 0..20_000 {
+            let w = wide.draw(&p.arrival);
+            for (k, n) in narrow.iter_mut().enumerate() {
+                assert_eq!(w[k].to_bits(), n.draw(&p.arrival)[0].to_bits());
+                assert_eq!(wide.phase[k], n.phase[0]);
+            }
+        }
+        assert_eq!(wide.status, [0; 8]);
+    }
+
+    /// The sampled stream has mean rate 1 and the index of dispersion of
+    /// `Mmpp::dispersion` (2): counts in windows of 200 time units (100
+    /// relaxation times of the phase, 1/(s1 + s2) = 2), whose variance to
+    /// mean ratio has a relative standard error of sqrt(2/2000) = 3.2%.
+    #[test]
+    fn mmpp_stream_has_its_rate_and_dispersion() {
+        let p = mmpp_point();
+        let mut s = Sampler::<1>::new(&p, [3], &[]);
+        let (windows, width) = (2000usize, 200.0f64);
+        let mut counts = vec![0u32; windows];
+        let mut t = 0.0f64;
+        loop {
+            t += f64::from(s.draw(&p.arrival)[0]);
+            let w = (t / width) as usize;
+            if w >= windows {
+                break;
+            }
+            counts[w] += 1;
+        }
+        let n = windows as f64;
+        let mean = counts.iter().map(|&c| f64::from(c)).sum::<f64>() / n;
+        let var = counts
+            .iter()
+            .map(|&c| (f64::from(c) - mean).powi(2))
+            .sum::<f64>()
+            / (n - 1.0);
+        let rate = mean / width;
+        // The rate: sd of a window's count ≈ sqrt(2 · 200), over 2000.
+        assert!((rate - 1.0).abs() < 5.0 * (2.0 * width).sqrt() / n.sqrt() / width);
+        let dispersion = var / mean;
+        assert!(
+            (dispersion - 2.0).abs() < 5.0 * 0.032 * 2.0 + 0.02,
+            "index of dispersion {dispersion}"
+        );
+        assert_eq!(s.status, [0]);
     }
 
     #[test]

@@ -1046,3 +1046,65 @@ fn heavy_tails_are_flagged_before_and_after_the_run() {
     assert!(flags[0].starts_with("horizon"), "{flags:?}");
     assert_eq!(flags[1], "", "{flags:?}");
 }
+
+/// `--arrival 'mmpp(rates=[...],switch=[...])'` (lists inside a law in a
+/// comma-separated flag) runs: the rows carry the exact MMPP/M/1 baseline
+/// on one dyno and `arrival_dispersion` (the MMPP's index of dispersion,
+/// and 1 for the Poisson stream beside it), appended after the standard
+/// columns; a bad list is one line, exit 2.
+#[test]
+fn mmpp_arrivals_run_from_flags_with_their_dispersion_column() {
+    let dir = tempdir();
+    let d = dir.path();
+    let out = run(
+        d,
+        &[
+            "--routing",
+            "random",
+            "--servers",
+            "1",
+            "--rho",
+            "0.5",
+            "--service",
+            "exp(mean=1)",
+            "--arrival",
+            "mmpp(rates=[1,9],switch=[0.1,0.1]),exp",
+            "-o",
+            "m.csv",
+        ],
+    );
+    assert_ok(&out);
+    let mut reader = csv::Reader::from_path(d.join("m.csv")).unwrap();
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(header.last().unwrap(), "arrival_dispersion");
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 2);
+    let mmpp = rows
+        .iter()
+        .find(|r| r[col("arrival")].starts_with("mmpp"))
+        .unwrap();
+    assert_eq!(&mmpp[col("analytic_method")], "exact:mmpp_m_1");
+    // 1 + 2 · 64 · 0.01 / (0.04 · (0.1 + 0.9)) = 33.
+    let dispersion: f64 = mmpp[col("arrival_dispersion")].parse().unwrap();
+    assert!((dispersion - 33.0).abs() < 1e-9, "{dispersion}");
+    let poisson = rows.iter().find(|r| &r[col("arrival")] == "exp").unwrap();
+    assert_eq!(&poisson[col("arrival_dispersion")], "1");
+    let bad = run(
+        d,
+        &[
+            "--arrival",
+            "mmpp(rates=[1,2,3],switch=[1,1,1])",
+            "-o",
+            "bad.csv",
+        ],
+    );
+    assert_eq!(bad.status.code(), Some(2), "{}", show(&bad));
+    let lines = error_lines(&bad);
+    assert_eq!(lines.len(), 1, "{}", show(&bad));
+    assert!(
+        lines[0].contains("rates has 3 values; expected 2"),
+        "{}",
+        show(&bad)
+    );
+}

@@ -65,9 +65,52 @@ enum RefLaw {
         lo: f64,
         hi: f64,
     },
+    /// A two-phase MMPP (arrivals only): phase i emits at `rates[i]` and
+    /// leaves at `switch[i]`. Not renewal: drawn by [`RefLaw::next_arrival`]
+    /// from the replication's phase.
+    Mmpp {
+        rates: [f64; 2],
+        switch: [f64; 2],
+    },
 }
 
 impl RefLaw {
+    /// The replication's starting phase (MMPP: from the stationary law
+    /// (s2, s1)/(s1 + s2); 0 for the renewal laws).
+    fn start_phase(self, rng: &mut StdRng) -> usize {
+        match self {
+            RefLaw::Mmpp { switch, .. } => {
+                usize::from(rng.random::<f64>() < switch[0] / (switch[0] + switch[1]))
+            }
+            _ => 0,
+        }
+    }
+
+    /// The time to the next arrival from the current `phase`: for an MMPP
+    /// by competing exponentials (the next arrival at rate r_i against the
+    /// next switch at rate s_i, memoryless, so redrawn after each switch),
+    /// not the engines' one-race-per-sojourn sampler; a plain draw otherwise.
+    fn next_arrival(self, rng: &mut StdRng, phase: &mut usize) -> f64 {
+        let RefLaw::Mmpp { rates, switch } = self else {
+            return self.sample(rng);
+        };
+        let exp = |rng: &mut StdRng, rate: f64| -(1.0 - rng.random::<f64>()).ln() / rate;
+        let mut t = 0.0;
+        loop {
+            let arrive = if rates[*phase] > 0.0 {
+                exp(rng, rates[*phase])
+            } else {
+                f64::INFINITY
+            };
+            let leave = exp(rng, switch[*phase]);
+            if arrive < leave {
+                return t + arrive;
+            }
+            t += leave;
+            *phase ^= 1;
+        }
+    }
+
     fn sample(self, rng: &mut StdRng) -> f64 {
         let exp = |rng: &mut StdRng, mean: f64| -mean * (1.0 - rng.random::<f64>()).ln();
         match self {
@@ -83,6 +126,7 @@ impl RefLaw {
             }
             RefLaw::Erlang { k, mean } => (0..k).map(|_| exp(rng, mean / f64::from(k))).sum(),
             RefLaw::Uniform { lo, hi } => lo + (hi - lo) * rng.random::<f64>(),
+            RefLaw::Mmpp { .. } => panic!("an MMPP is drawn by next_arrival"),
         }
     }
 }
@@ -94,6 +138,11 @@ enum RefPolicy {
     Jiq,
     Lwl,
     Central,
+    /// Each arrival to a server uniformly at random; only server 0's
+    /// requests are recorded (one dyno inside the whole system).
+    Random,
+    /// Arrival i to server i mod R; only server 0's requests are recorded.
+    RoundRobin,
 }
 
 /// What a late request does in the reference: its patience's law and
@@ -152,8 +201,11 @@ impl Reference {
         // When server s's queue empties (its last departure), or `now`.
         let free_at = |q: &VecDeque<(f64, usize)>, now: f64| q.back().map_or(now, |b| b.0.max(now));
         let mut t = 0.0;
+        let mut phase = self.arrival.start_phase(rng);
+        let mut arrivals = 0usize;
         'arrivals: while done < total {
-            t += self.arrival.sample(rng);
+            t += self.arrival.next_arrival(rng, &mut phase);
+            arrivals += 1;
             // Departures up to t, earliest first.
             loop {
                 let mut next: Option<(f64, usize)> = None;
@@ -227,7 +279,15 @@ impl Reference {
                     queues[k].push_back((t, service, patience));
                     continue;
                 }
+                RefPolicy::Random => rng.random_range(0..r),
+                RefPolicy::RoundRobin => (arrivals - 1) % r,
             };
+            if matches!(self.policy, RefPolicy::Random | RefPolicy::RoundRobin) && s != 0 {
+                // Another dyno: served, not recorded.
+                let start = free_at(&servers[s], t);
+                servers[s].push_back((start + service, k));
+                continue;
+            }
             let patience = draw_patience(rng);
             let start = free_at(&servers[s], t);
             let refused = self.capacity.is_some_and(|c| servers[s].len() >= c);
@@ -484,6 +544,7 @@ fn reference(
     let mean = match service {
         RefLaw::Exp { mean } | RefLaw::HyperExp { mean, .. } | RefLaw::Erlang { mean, .. } => mean,
         RefLaw::Uniform { lo, hi } => 0.5 * (lo + hi),
+        RefLaw::Mmpp { .. } => panic!("an MMPP is an arrival law"),
     };
     Reference {
         policy,
@@ -504,6 +565,42 @@ const EXP1: RefLaw = RefLaw::Exp { mean: 1.0 };
 
 // ---------------------------------------------------------------------------
 // The reference itself, against exact theory.
+
+/// Random routing thins an MMPP to an MMPP (rates r/R, the same
+/// switching), so one dyno simulated alone from the thinned law (the
+/// engine's one-server kernel, `Dist::thinned_at_random`) must be the same
+/// dyno inside the whole system: the reference routes the whole MMPP
+/// stream over R = 4 dynos at random and records dyno 0. Round robin's
+/// dyno sums R consecutive interarrivals of the stream, each from the phase
+/// the last left: against the reference's dyno 0 too.
+#[test]
+fn mmpp_thinned_dyno_matches_the_whole_system() {
+    // mmpp(rates=[1,3],switch=[0.5,0.5]) has mean rate 2; at rho 0.7 over 4
+    // dynos of exp(mean=1) the stream's rate is 2.8, so every rate is 1.4x.
+    let arrival = RefLaw::Mmpp {
+        rates: [1.4, 4.2],
+        switch: [0.7, 0.7],
+    };
+    for (routing, policy) in [
+        ("random", RefPolicy::Random),
+        ("round_robin", RefPolicy::RoundRobin),
+    ] {
+        let r = Reference {
+            arrival,
+            warmup: 2_000,
+            customers: 20_000,
+            ..reference(policy, 4, 1, 0.7, EXP1)
+        };
+        check_against_reference(
+            routing,
+            "",
+            r,
+            0.7,
+            "mmpp(rates=[1,3],switch=[0.5,0.5])",
+            "exp(mean=1)",
+        );
+    }
+}
 
 #[test]
 fn reference_simulator_matches_exact_queues() {
@@ -1330,8 +1427,41 @@ fn gpu_matches_cpu_for_every_policy() {
         };
         exp_params.push(expo(100 + exp_params.len() as u32));
     }
+    // MMPP arrivals (a phase per replication, carried across passes) to
+    // jsq, lwl and several routers' central queues, exponential service.
+    let mut mmpp_params = Vec::new();
+    for (policy, servers, routers) in [
+        (DispatchPolicy::Jsq.code(), 8, 1),
+        (DispatchPolicy::Lwl.code(), 8, 1),
+        (DispatchPolicy::Central.code(), 4, 3),
+    ] {
+        let rho = 0.85f64;
+        let arrival = qsweep::dist::Dist::parse(
+            "mmpp(rates=[1,3],switch=[0.5,0.5])",
+            qsweep::dist::Role::Arrival,
+            Path::new("."),
+        )
+        .unwrap()
+        .with_mean(1.0 / (rho * f64::from(servers)))
+        .to_law(&mut Vec::new());
+        mmpp_params.push(PointParams {
+            routers,
+            ..point(
+                200 + mmpp_params.len() as u32,
+                Kernel::Dispatch.code(),
+                policy,
+                servers,
+                arrival,
+                law(LawKind::Exp, [1.0, 0.0, 0.0, 0.0]),
+            )
+        });
+    }
     let reps = 64;
-    for (params, exact) in [(&exact_params, true), (&exp_params, false)] {
+    for (params, exact, laws) in [
+        (&exact_params, true, "uniform laws"),
+        (&exp_params, false, "exponential laws"),
+        (&mmpp_params, false, "mmpp arrivals, exponential service"),
+    ] {
         let cpu = run_points(params, reps, &mut CpuEngine::new(0));
         let gpu_out = run_points(params, reps, &mut gpu);
         for (i, (c, g)) in cpu.iter().zip(&gpu_out).enumerate() {
@@ -1364,7 +1494,7 @@ fn gpu_matches_cpu_for_every_policy() {
                 p.route_n,
                 p.servers,
                 p.routers,
-                if exact { "uniform laws" } else { "exponential laws" },
+                laws,
                 mc.0,
                 mg.0
             );

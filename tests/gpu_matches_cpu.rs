@@ -40,6 +40,14 @@ fn point(
     .with_ln_keep()
 }
 
+/// An MMPP arrival law as a spec gives it (parsed, rescaled to `mean`).
+fn mmpp_law(text: &str, mean: f64) -> Law {
+    qsweep::dist::Dist::parse(text, qsweep::dist::Role::Arrival, std::path::Path::new("."))
+        .unwrap()
+        .with_mean(mean)
+        .to_law(&mut Vec::new())
+}
+
 fn close(a: f32, b: f32, rel: f32) -> bool {
     (a - b).abs() <= rel * a.abs().max(b.abs()).max(1e-3)
 }
@@ -129,6 +137,50 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
             1,
         ));
     }
+    // MMPP arrivals (stateful: a phase per replication, kept across
+    // passes): with exponential and lognormal service on one server; thinned
+    // at random by the stream's own draws (a geometric number of
+    // consecutive ones: the path `run::point` takes only when the thinned
+    // law would loop too long) and every 4th (round robin); a central queue
+    // of 4; and a one-server replication long enough to be cut into
+    // segments if it were renewal, which must run as one.
+    let bursty = mmpp_law("mmpp(rates=[1,3],switch=[0.5,0.5])", 1.0);
+    let mmpp_start = params.len();
+    for (service, kernel, thinning, servers, route_n) in [
+        (services[0], Kernel::Lindley, Thinning::None, 1, 1),
+        (services[5], Kernel::Lindley, Thinning::None, 1, 1),
+        (svc, Kernel::Lindley, Thinning::Random, 1, 4),
+        (svc, Kernel::Lindley, Thinning::EveryNth, 1, 4),
+        (svc, Kernel::KieferWolfowitz, Thinning::None, 4, 1),
+    ] {
+        params.push(point(
+            params.len() as u32,
+            bursty,
+            service,
+            kernel.code(),
+            thinning.code(),
+            servers,
+            route_n,
+        ));
+    }
+    let long_mmpp = PointParams {
+        customers: 20_000,
+        warmup: 1000,
+        ..point(
+            params.len() as u32,
+            bursty,
+            services[0],
+            Kernel::Lindley.code(),
+            Thinning::None.code(),
+            1,
+            1,
+        )
+    };
+    assert_eq!(long_mmpp.segments().count, 1);
+    params.push(long_mmpp);
+    // Its draws depend on the phase: different interarrival sequences from
+    // a renewal law of the same mean (checked below on the CPU's output).
+    let mmpp_points = mmpp_start..params.len();
     params.push(point(
         params.len() as u32,
         exp_arr,
@@ -240,6 +292,28 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
         slots,
     };
     let cpu_out = CpuEngine::new(2).run(&batch).unwrap();
+    // The MMPP points' interarrivals have the stream's mean (1, or 4 behind
+    // the thinnings) over their replications, to a few per cent.
+    for (t, chunk) in tiles.iter().zip(cpu_out.reps.chunks(reps as usize)) {
+        let i = t.param_index as usize;
+        if mmpp_points.contains(&i) {
+            let p = &params[i];
+            let expect = if p.effective_thinning() == Thinning::None {
+                1.0
+            } else {
+                f64::from(p.route_n)
+            };
+            let mean = chunk
+                .iter()
+                .map(|r| f64::from(r.mean_interarrival))
+                .sum::<f64>()
+                / chunk.len() as f64;
+            assert!(
+                (mean / expect - 1.0).abs() < 0.1,
+                "MMPP point {i}: mean interarrival {mean}, expected {expect}"
+            );
+        }
+    }
     // Small queues' heaps in private and in workgroup memory, one-server
     // segments in turn and side by side (the defaults on software and
     // hardware adapters respectively), on this adapter.

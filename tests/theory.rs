@@ -583,3 +583,97 @@ fn gpu_replications_longer_than_lavapipe_loop_budget_are_complete() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------
+// MMPP arrivals (both engines)
+
+/// A spec of MMPP arrivals (`mmpp(rates=[1,3],switch=[0.5,0.5])`: index of
+/// dispersion 2, bursts above the service rate at ρ = 0.7) and exponential
+/// service, one value per axis but `routing` and `servers` (TOML list
+/// bodies).
+fn mmpp_spec(
+    routing: &str,
+    servers: &str,
+    reps: u32,
+    customers: u32,
+    warmup: u32,
+    seed: u64,
+) -> String {
+    format!(
+        "[sweep]\n\
+         routing = [{routing}]\n\
+         servers = [{servers}]\n\
+         workers = [1]\n\
+         arrival = [\"mmpp(rates=[1,3],switch=[0.5,0.5])\"]\n\
+         rho = [0.7]\n\
+         service = [\"exp(mean=1)\"]\n\
+         \n\
+         [run]\n\
+         reps = {reps}\n\
+         customers = {customers}\n\
+         warmup = {warmup}\n\
+         seed = {seed}\n"
+    )
+}
+
+/// MMPP/M/1 against the matrix-geometric mean wait (`analytic::mmpp_m_1`):
+/// one dyno, and one of 4 dynos under random routing (each sees the MMPP
+/// with rates r/4, simulated directly), then one server behind `jsq` (the
+/// dispatch kernel with R = 1, the whole stream). ρ = 0.7 with bursts at
+/// 1.05 μ: warm-up 2000 customers, many times the burst cycles (4 mean
+/// interarrivals per phase sojourn).
+#[test]
+fn mmpp_m_1_matches_the_matrix_geometric_mean_wait() {
+    let toml = mmpp_spec("\"random\"", "1, 4", 64, 50_000, 2_000, 311);
+    let points = check_exact(&toml, &mut cpu(), "exact:mmpp_m_1", 0.10);
+    assert_eq!(points.len(), 2);
+    let toml = mmpp_spec("\"jsq\"", "1", 32, 50_000, 2_000, 312);
+    check_exact(&toml, &mut cpu(), "exact:mmpp_m_1", 0.10);
+}
+
+/// No renewal formula is applied to an MMPP stream: round robin, a central
+/// queue of several servers, non-exponential service and dynamic policies
+/// all get `none`.
+#[test]
+fn mmpp_arrivals_get_no_renewal_baseline() {
+    for (routing, servers, service) in [
+        ("round_robin", 4, "exp(mean=1)"),
+        ("central", 4, "exp(mean=1)"),
+        ("random", 4, "det(value=1)"),
+        ("random", 1, "lognormal(scv=2,mean=1)"),
+        ("jsq", 4, "exp(mean=1)"),
+        ("pod", 4, "exp(mean=1)"),
+    ] {
+        let toml = mmpp_spec(
+            &format!("\"{routing}\""),
+            &servers.to_string(),
+            2,
+            100,
+            0,
+            1,
+        )
+        .replace("exp(mean=1)", service);
+        let spec =
+            qsweep::spec::Spec::from_toml_str(&toml, "test", std::path::Path::new(".")).unwrap();
+        for g in spec.points() {
+            let b = qsweep::run::baseline(&g);
+            assert_eq!(b.method, "none", "{}", describe(&g));
+            assert_eq!(b.mean_wait, None);
+        }
+    }
+}
+
+/// MMPP/M/1 on the GPU kernels: the one-server kernel (one dyno, and one of
+/// 4 under random routing) and the dispatch kernel (`jsq`, one server),
+/// 1024 replications of 500 discarded + 1500 recorded customers.
+#[test]
+fn gpu_mmpp_m_1_matches_the_matrix_geometric_mean_wait() {
+    let Some(mut gpu) = common::gpu_or_skip("gpu_mmpp_m_1_matches_the_matrix_geometric_mean_wait")
+    else {
+        return;
+    };
+    let toml = mmpp_spec("\"random\"", "1, 4", 1024, 1_500, 500, 411);
+    check_exact(&toml, &mut gpu, "exact:mmpp_m_1", 0.10);
+    let toml = mmpp_spec("\"jsq\"", "1", 512, 1_500, 500, 412);
+    check_exact(&toml, &mut gpu, "exact:mmpp_m_1", 0.10);
+}

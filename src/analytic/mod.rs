@@ -63,6 +63,8 @@
 //! - `erlang.rs`: Erlang B and C, M/M/c mean and quantile;
 //! - `mg1.rs`: Pollaczek–Khinchine and the exact M/D/1 distribution;
 //! - `gi_m_1.rs`: GI/M/1 and E_R/M/1;
+//! - `mmpp_m_1.rs`: MMPP/M/1 by the matrix-geometric method (MMPP arrivals
+//!   are not renewal: every other formula here is refused for them);
 //! - `approximations.rs`: Krämer–Langenbach-Belz, Allen–Cunneen, the
 //!   exponential-tail p99 and the power-of-d mean-field limit;
 //! - `seed.rs`: the published seed figures and their exact counterparts;
@@ -75,6 +77,7 @@ pub mod finite;
 mod gi_m_1;
 pub mod impatience;
 mod mg1;
+pub mod mmpp_m_1;
 pub mod patience;
 mod seed;
 mod stream;
@@ -129,14 +132,22 @@ impl Policy {
 pub enum Family {
     Exp,
     Det,
-    Erlang { k: u32 },
-    Gamma { shape: f64 },
+    Erlang {
+        k: u32,
+    },
+    Gamma {
+        shape: f64,
+    },
     HyperExp,
     Lognormal,
     Weibull,
     Pareto,
     Uniform,
     Empirical,
+    /// A two-phase MMPP (the arrival stream, rescaled to the row's rate):
+    /// not a renewal process, so no formula for renewal input applies;
+    /// `mmpp_m_1` is its exact one-server baseline.
+    Mmpp(crate::dist::Mmpp),
 }
 
 /// The parts of a distribution the formulas use.
@@ -173,7 +184,7 @@ pub struct Baseline {
     pub mean_wait: Option<f64>,
     pub p99_wait: Option<f64>,
     /// One of "exact:mm1", "exact:erlang_c", "exact:pollaczek_khinchine",
-    /// "exact:md1", "exact:er_m_1", "exact:gi_m_1",
+    /// "exact:md1", "exact:er_m_1", "exact:gi_m_1", "exact:mmpp_m_1",
     /// "exact:erlang_a", "exact:mm1_det_patience", "exact:mmc_det_patience",
     /// "exact:mg1_det_patience" (abandonment: `patience`),
     /// "exact:mm1k", "exact:mmck", "exact:erlang_b" (a capacity: `capacity`),
@@ -308,7 +319,8 @@ fn is_exponential(law: &LawMoments) -> bool {
 /// robin over Poisson); Poisson input to a single server with general service
 /// gives Pollaczek–Khinchine (plus the exact M/D/1 percentile for
 /// deterministic service); everything else gets Krämer–Langenbach-Belz (one
-/// server) or Allen–Cunneen (several servers).
+/// server) or Allen–Cunneen (several servers). MMPP arrivals, which are not
+/// renewal, get none of these: [`mmpp_baseline`].
 pub fn baseline(q: &QueueInput) -> Baseline {
     let s = q.service;
     // NaN or non-positive rates/means: nothing to say. Infinite ones fall
@@ -358,6 +370,9 @@ pub fn baseline(q: &QueueInput) -> Baseline {
         _ => return Baseline::none(),
     };
     let mu = 1.0 / s.mean;
+    if let Family::Mmpp(m) = q.arrival.family {
+        return mmpp_baseline(&m, q.lambda, r, c, &split, &s);
+    }
     let arrival_poisson = is_exponential(&q.arrival);
     // Thinning a Poisson process gives a Poisson process; round robin does not.
     let stream_poisson = arrival_poisson && !matches!(split, Split::Sum(_));
@@ -439,5 +454,39 @@ pub fn baseline(q: &QueueInput) -> Baseline {
         // P(W > 0) ~ Erlang C (the M/M/c value), exponential tail fitted to the mean.
         let p99 = exp_tail_quantile(erlang_c(c, lam * s.mean), mean, P99);
         Baseline::new("approx:allen_cunneen", Some(mean), Some(p99))
+    }
+}
+
+/// The baseline of a queue fed by an MMPP (`arrival`, the whole stream at
+/// rate `lambda`), split by `split` over `r` dynos, the queue having `c` servers of exponential or
+/// other `service`: the exact MMPP/M/1 mean wait (`exact:mmpp_m_1`,
+/// [`mmpp_m_1`], no percentile) for one exponential server seeing the whole
+/// stream or a random share of it (the MMPP with rates r/R,
+/// [`Mmpp::thinned`](crate::dist::Mmpp::thinned)), else `none`: the
+/// stream is not renewal, so no renewal formula (GI/M/1, E_R/M/1, Erlang C,
+/// Pollaczek–Khinchine, Krämer–Langenbach-Belz, Allen–Cunneen) holds, and
+/// round robin's every R-th arrival of an MMPP is not an MMPP.
+fn mmpp_baseline(
+    arrival: &crate::dist::Mmpp,
+    lambda: f64,
+    r: u32,
+    c: u32,
+    split: &Split,
+    service: &LawMoments,
+) -> Baseline {
+    if c != 1 || !is_exponential(service) {
+        return Baseline::none();
+    }
+    // The stream as the row's rate has it (the law is already scaled to
+    // it; rescaling again guards the formula against any drift).
+    let stream = arrival.scaled(arrival.mean_rate() / lambda);
+    let queue = match *split {
+        Split::Identity => stream,
+        Split::Thin(_) => stream.thinned(r),
+        Split::Sum(_) => return Baseline::none(),
+    };
+    match mmpp_m_1::MmppM1::solve(&queue, 1.0 / service.mean) {
+        Some(sol) => Baseline::new("exact:mmpp_m_1", Some(sol.mean_wait()), None),
+        None => Baseline::none(),
     }
 }

@@ -93,6 +93,21 @@ wire_enum! {
         Pareto = 7 => "LAW_PARETO",
         Uniform = 8 => "LAW_UNIFORM",
         Empirical = 9 => "LAW_EMPIRICAL",
+        /// A two-phase Markov-modulated Poisson process: an arrival law
+        /// only, and the one law whose draws depend on the replication's
+        /// past (its phase, kept beside the stream).
+        Mmpp = 10 => "LAW_MMPP",
+    }
+}
+
+impl LawKind {
+    /// Whether draws of this law depend on the replication's earlier draws
+    /// (a non-renewal arrival stream: MMPP keeps its phase between
+    /// interarrivals). Such a replication runs as one segment, and no sum
+    /// of its draws may be taken in closed form.
+    #[inline(always)]
+    pub const fn is_stateful(self) -> bool {
+        matches!(self, LawKind::Mmpp)
     }
 }
 

@@ -17,6 +17,9 @@ pub fn law_loop_cost(law: &Law) -> u64 {
     match law.kind() {
         LawKind::Erlang if law.n <= ERLANG_DIRECT_MAX => u64::from(law.n) + 1,
         LawKind::Erlang | LawKind::Gamma => 8,
+        // A loop over phase sojourns (two words and a compare each): three
+        // times the expected count, with margin.
+        LawKind::Mmpp => (3.0 * law.mmpp_steps_per_draw()).ceil() as u64 + 2,
         LawKind::Exp
         | LawKind::Det
         | LawKind::HyperExp
@@ -45,7 +48,8 @@ pub fn sum_loop_cost(law: &Law, m: u64) -> u64 {
         | LawKind::Weibull
         | LawKind::Pareto
         | LawKind::Uniform
-        | LawKind::Empirical => m * law_loop_cost(law) + 1,
+        | LawKind::Empirical
+        | LawKind::Mmpp => m * law_loop_cost(law) + 1,
     }
 }
 

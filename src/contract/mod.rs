@@ -33,6 +33,14 @@ pub use codes::{DispatchPolicy, Kernel, LawKind, Reneging, Thinning, UnknownCode
 /// - EMPIRICAL: the `n` sorted values at `offset` in the shared table,
 ///   resampled (`p[0] = 0`: each with probability `1/n`) or, `p[0] = 1`
 ///   (`smooth=linear`), their piecewise-linear inverse CDF
+/// - MMPP (arrivals only; a two-phase Markov-modulated Poisson process, see
+///   `Sampler::mmpp` in `src/sampling.rs`): phase `i` (0 or 1) lasts an
+///   exponential time of mean `p[i]` = 1/(r_i + s_i) and ends with an
+///   arrival with probability `p[2 + i]` = r_i/(r_i + s_i), else with a
+///   switch to the other phase; `n` is the probability of starting in
+///   phase 1, the stationary s_0/(s_0 + s_1), in units of 2^-32 (an exact
+///   comparison with one random word). The phase is the replication's
+///   state between draws, on both engines.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct Law {
@@ -290,6 +298,22 @@ impl Law {
 }
 
 impl Law {
+    /// MMPP: the expected phase sojourns per draw, 1 + the expected phase
+    /// switches between two arrivals: with r_i = p[2+i]/p[i] and s_i =
+    /// (1 − p[2+i])/p[i], (λ + π·s)/λ where π is the stationary phase law
+    /// and λ = π·r. What a draw costs, in loop iterations.
+    pub fn mmpp_steps_per_draw(&self) -> f64 {
+        let (m, a) = (
+            [f64::from(self.p[0]), f64::from(self.p[1])],
+            [f64::from(self.p[2]), f64::from(self.p[3])],
+        );
+        let r = [a[0] / m[0], a[1] / m[1]];
+        let s = [(1.0 - a[0]) / m[0], (1.0 - a[1]) / m[1]];
+        let pi = [s[1] / (s[0] + s[1]), s[0] / (s[0] + s[1])];
+        let lambda = pi[0] * r[0] + pi[1] * r[1];
+        1.0 + (pi[0] * s[0] + pi[1] * s[1]) / lambda
+    }
+
     /// The law's family. Records are built from [`LawKind`]s, so an unknown
     /// code is a bug, never input.
     #[inline(always)]
@@ -312,6 +336,14 @@ impl PointParams {
             // no longer a composition of maps V -> max(V + a, b): its
             // replications run as one segment.
             Kernel::Lindley if self.reneging() == Reneging::Abandon => Segments {
+                count: 1,
+                length: total.max(1),
+            },
+            // A non-renewal arrival stream (MMPP) carries its phase from one
+            // interarrival to the next: a segment's stream could not start
+            // in the phase the previous segment left, so its replications
+            // run as one segment too.
+            Kernel::Lindley if self.arrival.kind().is_stateful() => Segments {
                 count: 1,
                 length: total.max(1),
             },
@@ -422,6 +454,15 @@ pub const GAMMA_MAX_TRIES: u32 = 64;
 pub const ERLANG_DIRECT_MAX: u32 = 16;
 /// Cap on the number of stream arrivals summed for one thinned arrival.
 pub const GEOMETRIC_CAP: u32 = 1 << 24;
+/// Iteration bound of the MMPP sampler (phase sojourns per interarrival): a
+/// replication that hits it is flagged `SAMPLER_BOUND`, as the gamma's is.
+/// `dist` refuses laws whose chance of an arrival per cycle through both
+/// phases is below [`MMPP_MIN_CYCLE_ARRIVAL`], so the bound is hit with
+/// probability at most (1 − 2^-10)^32768 = e^-32 per draw.
+pub const MMPP_MAX_STEPS: u32 = 1 << 16;
+/// Smallest probability that a cycle through both MMPP phases brings an
+/// arrival (see [`MMPP_MAX_STEPS`]).
+pub const MMPP_MIN_CYCLE_ARRIVAL: f64 = 1.0 / 1024.0;
 
 /// Customers per block of a replication's running sums: each block is summed
 /// in f32 from zero and added to a Kahan-compensated total, so long runs keep

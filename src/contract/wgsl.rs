@@ -31,6 +31,7 @@ pub fn constants() -> String {
         ("GAMMA_MAX_TRIES", GAMMA_MAX_TRIES),
         ("ERLANG_DIRECT_MAX", ERLANG_DIRECT_MAX),
         ("GEOMETRIC_CAP", GEOMETRIC_CAP),
+        ("MMPP_MAX_STEPS", MMPP_MAX_STEPS),
         ("STATUS_SAMPLER_BOUND", rep_status::SAMPLER_BOUND),
         ("STATUS_QUEUE_OVERFLOW", rep_status::QUEUE_OVERFLOW),
         ("DISPATCH_CAPACITY_SLACK", dispatch::CAPACITY_SLACK),

@@ -21,12 +21,13 @@ pub enum LawName {
     Pareto,
     Uniform,
     Empirical,
+    Mmpp,
 }
 
 impl LawName {
     /// Every law, in declaration order, which is the order error messages
     /// list them in. A new variant must be added here too (checked below).
-    pub const ALL: [LawName; 10] = [
+    pub const ALL: [LawName; 11] = [
         LawName::Exp,
         LawName::Det,
         LawName::Erlang,
@@ -37,6 +38,7 @@ impl LawName {
         LawName::Pareto,
         LawName::Uniform,
         LawName::Empirical,
+        LawName::Mmpp,
     ];
 
     /// The name as the user writes it.
@@ -52,6 +54,7 @@ impl LawName {
             LawName::Pareto => "pareto",
             LawName::Uniform => "uniform",
             LawName::Empirical => "empirical",
+            LawName::Mmpp => "mmpp",
         }
     }
 
@@ -73,6 +76,7 @@ impl LawName {
             LawName::Pareto => &["alpha", "min", "max"],
             LawName::Uniform => &["min", "max"],
             LawName::Empirical => &["file", "smooth", "min", "max"],
+            LawName::Mmpp => &["rates", "switch"],
         }
     }
 
@@ -87,16 +91,17 @@ impl LawName {
             | LawName::HyperExp
             | LawName::LogNormal
             | LawName::Weibull
-            | LawName::Empirical => false,
+            | LawName::Empirical
+            | LawName::Mmpp => false,
         }
     }
 
-    /// Whether the law's scale comes from its support or data rather than
-    /// from a scale key, so that an arrival law must be normalized to mean 1
+    /// Whether the law's scale comes from its support, data or (mmpp) rates
+    /// rather than from a scale key, so that an arrival law must be normalized to mean 1
     /// after parsing.
     pub(super) fn is_scaled_by_support_or_data(self) -> bool {
         match self {
-            LawName::Pareto | LawName::Uniform | LawName::Empirical => true,
+            LawName::Pareto | LawName::Uniform | LawName::Empirical | LawName::Mmpp => true,
             LawName::Exp
             | LawName::Det
             | LawName::Erlang
@@ -120,6 +125,7 @@ impl LawName {
             LawName::Pareto => "pareto(alpha=1.5,min=1,max=100)",
             LawName::Uniform => "uniform(min=1,max=3)",
             LawName::Empirical => "empirical(file=times.txt)",
+            LawName::Mmpp => "mmpp(rates=[1,9],switch=[0.1,0.1])",
         }
     }
 }

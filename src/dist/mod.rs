@@ -56,6 +56,7 @@ mod cdf;
 mod empirical;
 mod law_name;
 mod limits;
+mod mmpp;
 mod moments;
 mod parse;
 mod special;
@@ -64,6 +65,7 @@ mod tails;
 mod tests;
 
 pub use law_name::{LawName, LAW_NAMES};
+pub use mmpp::Mmpp;
 pub use parse::split_list;
 pub use special::{gamma_fn, gamma_pq, ln_gamma};
 
@@ -146,6 +148,11 @@ enum Shape {
         /// integrated CDF is one binary search (`tails.rs`).
         prefix: Arc<[f64]>,
     },
+    /// A two-phase Markov-modulated Poisson process (`mmpp.rs`), an
+    /// arrival law only: its moments, CDF and scv are those of the
+    /// stationary interarrival (a phase-type law), but consecutive draws
+    /// are correlated through the phase the samplers keep.
+    Mmpp(Mmpp),
 }
 
 /// How an `empirical(file=...)` law draws from its values (`smooth=`).
@@ -234,7 +241,38 @@ impl Dist {
             Shape::Pareto { .. } => LawName::Pareto,
             Shape::Uniform { .. } => LawName::Uniform,
             Shape::Empirical { .. } => LawName::Empirical,
+            Shape::Mmpp(_) => LawName::Mmpp,
         }
+    }
+
+    /// The MMPP this arrival law is (rescaled by the load as sampled), or
+    /// None for the renewal laws.
+    pub fn mmpp(&self) -> Option<Mmpp> {
+        match self.shape {
+            Shape::Mmpp(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// What one of `r` queues sees of this arrival stream when each arrival
+    /// joins one of them at random, where that is again a law of this
+    /// module that the engines sample directly: for MMPP the MMPP with rates
+    /// r_i/R ([`Mmpp::thinned`]), so a one-dyno simulation draws one
+    /// interarrival per customer instead of summing a geometric number of
+    /// the stream's. None for the renewal laws (the engines thin them:
+    /// `Sampler::next_interarrival`), and for an MMPP whose thinned
+    /// sampler would loop too long ([`Mmpp::cycle_arrival`] below
+    /// `contract::MMPP_MIN_CYCLE_ARRIVAL`; the engines then sum the stream's
+    /// own draws, which is exact too).
+    pub fn thinned_at_random(&self, r: u32) -> Option<Dist> {
+        let Shape::Mmpp(m) = self.shape else {
+            return None;
+        };
+        let thin = m.thinned(r);
+        (r > 1 && thin.cycle_arrival() >= crate::contract::MMPP_MIN_CYCLE_ARRIVAL).then(|| Dist {
+            shape: Shape::Mmpp(thin),
+            ..self.clone()
+        })
     }
 
     /// The clamps `(lo, hi)` applied to every draw: `(0, inf)` when absent.
@@ -317,6 +355,7 @@ impl Dist {
                 smooth: *smooth,
                 prefix: prefix.clone(),
             },
+            Shape::Mmpp(m) => Shape::Mmpp(m.scaled(c)),
         };
         Dist {
             text: self.text.clone(),
@@ -413,6 +452,18 @@ impl Dist {
                     Smoothing::Linear => 1.0,
                 };
                 table.extend(values.iter().map(|&v| v as f32));
+            }
+            Shape::Mmpp(m) => {
+                // Sojourn means and arrival probabilities from f64 (see
+                // `Law`); the start-phase probability as a 32-bit threshold.
+                law.kind = LawKind::Mmpp.code();
+                for i in 0..2 {
+                    let q = m.rates[i] + m.switch[i];
+                    law.p[i] = f(1.0 / q);
+                    law.p[2 + i] = f(m.rates[i] / q);
+                }
+                let start1 = m.stationary()[1] * 4_294_967_296.0;
+                law.n = start1.round().min(f64::from(u32::MAX)) as u32;
             }
         }
         law

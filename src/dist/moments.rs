@@ -62,6 +62,7 @@ impl Dist {
             Shape::Pareto { .. } => Family::Pareto,
             Shape::Uniform { .. } => Family::Uniform,
             Shape::Empirical { .. } => Family::Empirical,
+            Shape::Mmpp(m) => Family::Mmpp(m),
         };
         LawMoments {
             family,
@@ -133,6 +134,12 @@ impl Dist {
                 smooth,
                 ..
             } => empirical_moment(values, *scale, *smooth, 0.0, f64::INFINITY, j),
+            // The stationary interarrival, w1 Exp(m1) + w2 Exp(m2) (mmpp.rs).
+            Shape::Mmpp(m) => m
+                .interarrival_mix()
+                .iter()
+                .map(|&(w, mean)| w * gamma_raw_moment(1.0, mean, j))
+                .sum(),
         }
     }
 
@@ -179,6 +186,12 @@ impl Dist {
                 let g = scale.powi(j) * gamma_fn(a);
                 let (p, q) = gamma_pq(a, t);
                 (g * p, g * q)
+            }
+            Shape::Mmpp(m) => {
+                let [(w1, m1), (w2, m2)] = m.interarrival_mix();
+                let (a, b) = gamma_partial(1.0, m1, j, x);
+                let (c, d) = gamma_partial(1.0, m2, j, x);
+                (w1 * a + w2 * c, w1 * b + w2 * d)
             }
             _ => unreachable!("partial moments are only used for laws on (0, inf)"),
         }

@@ -120,7 +120,13 @@ impl<'a> Args<'a> {
             .copied()
             .filter(|k| role == Role::Service || args.arrival_allows(k))
             .collect();
-        for item in inner.split(',') {
+        if role == Role::Service && law == LawName::Mmpp {
+            return Err(args.err(
+                "mmpp is an arrival process, not a service law; expected it as the \
+                 arrival law (e.g. --arrival 'mmpp(rates=[1,9],switch=[0.1,0.1])')",
+            ));
+        }
+        for item in args.items_of(inner)? {
             let item = item.trim();
             if item.is_empty() {
                 return Err(args.err("empty item; expected key=value pairs separated by commas"));
@@ -160,6 +166,71 @@ impl<'a> Args<'a> {
             args.items.push((key, value));
         }
         Ok(args)
+    }
+
+    /// `inner` cut at the commas outside brackets, so that a list value
+    /// (`rates=[1,9]`) stays one item.
+    fn items_of<'b>(&self, inner: &'b str) -> Result<Vec<&'b str>, DistError> {
+        let mut items = Vec::new();
+        let (mut depth, mut start) = (0usize, 0usize);
+        for (i, ch) in inner.char_indices() {
+            match ch {
+                '[' => depth += 1,
+                ']' => {
+                    depth = depth.checked_sub(1).ok_or_else(|| {
+                        self.err("unbalanced ']'; expected lists written key=[a,b]")
+                    })?;
+                }
+                ',' if depth == 0 => {
+                    items.push(&inner[start..i]);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        if depth != 0 {
+            return Err(self.err("unbalanced '['; expected lists written key=[a,b]"));
+        }
+        items.push(&inner[start..]);
+        Ok(items)
+    }
+
+    /// A list value `key=[a,b]` of two finite numbers, each `> 0` (or `>=
+    /// 0` when `allow_zero`): a two-phase law's per-phase values.
+    fn pair(&self, key: &str, allow_zero: bool) -> Result<[f64; 2], DistError> {
+        let raw = self
+            .raw(key)
+            .ok_or_else(|| self.needs(&format!("{key}=[a,b]")))?;
+        let sign = if allow_zero {
+            "nonnegative"
+        } else {
+            "positive"
+        };
+        let Some(list) = raw.strip_prefix('[').and_then(|r| r.strip_suffix(']')) else {
+            return Err(self.err(format!(
+                "{key} must be a list [a,b] of {sign} numbers, one per phase, got '{raw}'"
+            )));
+        };
+        let values: Vec<&str> = list.split(',').map(str::trim).collect();
+        if values.len() != 2 {
+            return Err(self.err(format!(
+                "{key} has {} values; expected 2 ({key}=[a,b]: two phases, the only \
+                 number of phases supported)",
+                values.len()
+            )));
+        }
+        let mut out = [0.0; 2];
+        for (o, v) in out.iter_mut().zip(&values) {
+            match v.parse::<f64>() {
+                Ok(x) if x.is_finite() && (x > 0.0 || (allow_zero && x == 0.0)) => *o = x,
+                _ => {
+                    return Err(self.err(format!(
+                        "{key} must hold {sign} finite numbers, got '{v}' in '{raw}'"
+                    )))
+                }
+            }
+        }
+        Ok(out)
     }
 
     fn arrival_allows(&self, key: &str) -> bool {
@@ -340,6 +411,26 @@ impl<'a> Args<'a> {
                     scale: 1.0,
                     smooth,
                 }
+            }
+            LawName::Mmpp => {
+                let rates = self.pair("rates", true)?;
+                let switch = self.pair("switch", false)?;
+                if rates[0] + rates[1] <= 0.0 {
+                    return Err(self.err(
+                        "rates=[0,0] never emits an arrival; expected at least one positive rate",
+                    ));
+                }
+                let m = super::Mmpp { rates, switch };
+                let cycle = m.cycle_arrival();
+                if cycle < crate::contract::MMPP_MIN_CYCLE_ARRIVAL {
+                    return Err(self.err(format!(
+                        "a cycle through both phases brings an arrival with probability \
+                         {cycle:.3e}, below the 2^-10 the sampler's loop allows (the phases \
+                         switch much faster than arrivals come: the stream is nearly Poisson); \
+                         expected switch rates at most a few hundred times the rates"
+                    )));
+                }
+                Shape::Mmpp(m)
             }
         };
         if self.law.min_max_is_support() {

@@ -506,8 +506,8 @@ fn arrival_laws_reject_clamps_and_scale_keys() {
 #[test]
 fn every_error_class_has_its_own_message() {
     let exact = [
-        ("expo", "service: unknown law 'expo'; expected one of exp, det, erlang, gamma, hyperexp, lognormal, weibull, pareto, uniform, empirical"),
-        ("Exp(mean=1)", "service: unknown law 'Exp'; expected one of exp, det, erlang, gamma, hyperexp, lognormal, weibull, pareto, uniform, empirical"),
+        ("expo", "service: unknown law 'expo'; expected one of exp, det, erlang, gamma, hyperexp, lognormal, weibull, pareto, uniform, empirical, mmpp"),
+        ("Exp(mean=1)", "service: unknown law 'Exp'; expected one of exp, det, erlang, gamma, hyperexp, lognormal, weibull, pareto, uniform, empirical, mmpp"),
         ("weibull(shape=0.46,medain=0.05)", "service: weibull: unknown key 'medain'; expected shape, scale, mean, median, min, max"),
         ("exp", "service: exp needs mean= or rate="),
         ("exp()", "service: exp needs mean= or rate="),
@@ -1103,7 +1103,7 @@ fn law_names_round_trip() {
     assert_eq!(LawName::from_name("expo"), None);
     assert_eq!(
         LAW_NAMES.join(", "),
-        "exp, det, erlang, gamma, hyperexp, lognormal, weibull, pareto, uniform, empirical"
+        "exp, det, erlang, gamma, hyperexp, lognormal, weibull, pareto, uniform, empirical, mmpp"
     );
 }
 
@@ -1168,8 +1168,15 @@ fn law_moments_match_the_name_based_mapping() {
         seen.push(d.law_name());
     }
     for law in LawName::ALL {
-        assert!(seen.contains(&law), "{law} not covered");
         let d = arrival_example(law).with_mean(0.25);
+        if law == LawName::Mmpp {
+            // An arrival process only: its family carries the process.
+            let m = d.law_moments();
+            assert_eq!(m.family, Family::Mmpp(d.mmpp().unwrap()));
+            close(m.mean, 0.25, 1e-12);
+            continue;
+        }
+        assert!(seen.contains(&law), "{law} not covered");
         assert_eq!(d.law_moments(), law_moments_by_name(&d), "{law}");
     }
     let m = svc("erlang(k=4,mean=2)").law_moments();
@@ -1331,4 +1338,96 @@ fn integrated_cdf_is_the_integral_of_the_cdf() {
     close(smooth.integrated_cdf(3.0), 16.0 / 18.0, 1e-14);
     close(smooth.integrated_cdf(1.5), 0.125 / 3.0, 1e-14);
     close(smooth.integrated_cdf(9.0), 9.0 - smooth.mean(), 1e-14);
+}
+
+/// `mmpp(rates=[..],switch=[..])`: list values stay whole through the
+/// law's keys and through `split_list` (as `--arrival` and spec lists
+/// split them); the law is normalised to mean 1 like every arrival law, and
+/// its record carries the sojourn means, arrival probabilities and the
+/// start-phase threshold.
+#[test]
+fn mmpp_parses_with_lists_in_flags_and_lists() {
+    let items = split_list("mmpp(rates=[1,9],switch=[0.1,0.1]), exp").unwrap();
+    assert_eq!(items, ["mmpp(rates=[1,9],switch=[0.1,0.1])", "exp"]);
+    let d = arr(&items[0]);
+    assert_eq!(d.name(), "mmpp");
+    close(d.mean(), 1.0, 1e-12);
+    let m = d.mmpp().unwrap();
+    close(m.mean_rate(), 1.0, 1e-12);
+    // Rates [1, 9] with equal switching: mean rate 5, so everything / 5.
+    close(m.rates[1], 1.8, 1e-12);
+    close(m.switch[0], 0.02, 1e-12);
+    let spaced = arr("mmpp( rates = [ 1 , 9 ] , switch=[0.1, 0.1] )");
+    assert_eq!(spaced.mmpp(), d.mmpp());
+    // The load rescales time: rates and switching together.
+    let m2 = d.with_mean(0.5).mmpp().unwrap();
+    close(m2.rates[0], 0.4, 1e-12);
+    close(m2.switch[1], 0.04, 1e-12);
+    close(m2.dispersion(), m.dispersion(), 1e-12);
+    let law = d.to_law(&mut Vec::new());
+    assert_eq!(law.kind(), crate::contract::LawKind::Mmpp);
+    close(f64::from(law.p[0]), 1.0 / 0.22, 1e-6);
+    close(f64::from(law.p[3]), 1.8 / 1.82, 1e-6);
+    assert_eq!(law.n, 1 << 31);
+    // Its moments and scv are the stationary interarrival's (mmpp.rs), and
+    // its CDF inverts.
+    assert!(d.scv() > 1.0);
+    for p in [0.01, 0.5, 0.99] {
+        close(d.cdf(d.quantile(p)), p, 1e-9);
+    }
+    let lm = d.law_moments();
+    assert_eq!(lm.family, crate::analytic::Family::Mmpp(m));
+}
+
+/// Bad MMPPs are refused with one line naming the field and what is
+/// expected; more than two phases are not supported.
+#[test]
+fn mmpp_errors_name_the_field() {
+    let e = arr_err("mmpp(rates=[1,2,3],switch=[1,1,1])");
+    assert!(e.contains("rates has 3 values; expected 2"), "{e}");
+    let e = arr_err("mmpp(rates=[1],switch=[1])");
+    assert!(e.contains("rates has 1 values; expected 2"), "{e}");
+    let e = arr_err("mmpp(rates=[1,2])");
+    assert!(e.contains("needs switch=[a,b]"), "{e}");
+    let e = arr_err("mmpp(rates=1,switch=[1,1])");
+    assert!(e.contains("rates must be a list [a,b]"), "{e}");
+    let e = arr_err("mmpp(rates=[1,2],switch=[0,1])");
+    assert!(
+        e.contains("switch must hold positive finite numbers, got '0'"),
+        "{e}"
+    );
+    let e = arr_err("mmpp(rates=[1,-2],switch=[1,1])");
+    assert!(e.contains("rates must hold nonnegative"), "{e}");
+    let e = arr_err("mmpp(rates=[0,0],switch=[1,1])");
+    assert!(e.contains("never emits an arrival"), "{e}");
+    let e = arr_err("mmpp(rates=[1,2,switch=[1,1])");
+    assert!(e.contains("unbalanced '['"), "{e}");
+    let e = arr_err("mmpp(rates=[1,2],switch=[1e4,1e4])");
+    assert!(e.contains("below the 2^-10"), "{e}");
+    let e = arr_err("mmpp(rates=[1,2],switch=[1,1],mean=2)");
+    assert!(e.contains("unknown key 'mean'"), "{e}");
+    let e = svc_err("mmpp(rates=[1,2],switch=[1,1])");
+    assert!(e.contains("arrival process, not a service law"), "{e}");
+    // An interrupted Poisson process (one silent phase) is fine.
+    let ipp = arr("mmpp(rates=[0,4],switch=[1,3])");
+    close(ipp.mean(), 1.0, 1e-12);
+}
+
+/// The MMPP's interarrival moments against quadrature of its CDF: E[X] =
+/// ∫(1 − F), E[X²] = 2 ∫ x (1 − F).
+#[test]
+fn mmpp_moments_match_quadrature_of_its_cdf() {
+    for text in [
+        "mmpp(rates=[1,9],switch=[0.1,0.1])",
+        "mmpp(rates=[0,4],switch=[1,3])",
+        "mmpp(rates=[2,2],switch=[1,5])",
+    ] {
+        let d = arr(text);
+        let top = d.quantile(1.0 - 1e-15);
+        let m1 = simpson(&|x| 1.0 - d.cdf(x), 0.0, top, 200_000);
+        let m2 = simpson(&|x| 2.0 * x * (1.0 - d.cdf(x)), 0.0, top, 200_000);
+        close(m1, d.mean(), 1e-6);
+        close(m2, d.second_moment(), 1e-6);
+    }
+    close(arr("mmpp(rates=[2,2],switch=[1,5])").scv(), 1.0, 1e-9);
 }

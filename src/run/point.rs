@@ -83,11 +83,20 @@ pub fn point_params(spec: &Spec, g: &GridPoint, table: &mut Vec<f32>) -> PointPa
         (crate::contract::Kernel::Lindley, Some(_)) => crate::contract::Kernel::KieferWolfowitz,
         (k, _) => k,
     };
+    // An MMPP routed at random: each queue sees the MMPP with rates r/R
+    // (`Dist::thinned_at_random`), drawn directly, one draw per customer,
+    // instead of the stream thinned in the kernel.
+    let (arrival, thinning) = match g.arrival.thinned_at_random(shape.route_n) {
+        Some(thin) if shape.thinning == crate::contract::Thinning::Random => {
+            (thin, crate::contract::Thinning::None)
+        }
+        _ => (g.arrival.clone(), shape.thinning),
+    };
     PointParams {
-        arrival: g.arrival.to_law(table),
+        arrival: arrival.to_law(table),
         service: g.service.to_law(table),
         kernel: kernel.code(),
-        thinning: shape.thinning.code(),
+        thinning: thinning.code(),
         servers: shape.servers,
         route_n: shape.route_n,
         customers: spec.run.customers,

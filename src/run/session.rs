@@ -649,6 +649,10 @@ impl Session {
             &base,
             r.error.is_some(),
         ));
+        fields.extend(crate::output::dispersion_fields(
+            self.spec.has_mmpp(),
+            &r.point.grid,
+        ));
         self.sink
             .as_mut()
             .expect("Session::begin opened the CSV")
@@ -670,6 +674,7 @@ impl Session {
             &self.spec.run.slo,
             self.spec.patience_mode(),
             self.spec.has_capacity(),
+            self.spec.has_mmpp(),
         )
     }
 

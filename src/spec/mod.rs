@@ -269,6 +269,12 @@ impl Spec {
         self.capacity.iter().any(Option::is_some)
     }
 
+    /// Whether some point has MMPP arrivals (then the CSV has the
+    /// `arrival_dispersion` column).
+    pub fn has_mmpp(&self) -> bool {
+        self.arrival.iter().any(|d| d.mmpp().is_some())
+    }
+
     pub fn to_toml(&self) -> String {
         let list = |items: Vec<String>| format!("[{}]", items.join(", "));
         let mut t = String::new();

@@ -212,7 +212,7 @@ fn fast_heap_sizes() -> Vec<u32> {
 }
 
 /// Every source the engine can compile, in a fixed order: each kernel ×
-/// arrival law × service law; the one-server kernel (Lindley) also × every
+/// arrival law × service law (every law but MMPP, an arrival process); the one-server kernel (Lindley) also × every
 /// thinning (random and round-robin routing thin its arrivals; the other
 /// kernels' points never thin: `PointParams::effective_thinning`); the
 /// central queue (Kiefer–Wolfowitz) also × every small-heap size, each in
@@ -231,7 +231,9 @@ pub fn every_variant() -> Vec<KernelVariant> {
     let mut out = Vec::new();
     for &kernel in Kernel::ALL {
         for &arrival in LawKind::ALL {
-            for &service in LawKind::ALL {
+            // A stateful law (MMPP) is an arrival process, never a service
+            // law (`dist` refuses it there).
+            for &service in LawKind::ALL.iter().filter(|k| !k.is_stateful()) {
                 let base = Specialization {
                     arrival,
                     service,
@@ -449,10 +451,11 @@ mod tests {
         files.dedup();
         assert_eq!(files.len(), variants.len(), "duplicate file names");
         let laws = LawKind::ALL.len();
+        let services = laws - LawKind::ALL.iter().filter(|k| k.is_stateful()).count();
         let heaps = fast_heap_sizes().len();
-        let expected = laws * laws * Thinning::ALL.len()
-            + laws * laws * (1 + 2 * (heaps - 1))
-            + laws * laws
+        let expected = laws * services * Thinning::ALL.len()
+            + laws * services * (1 + 2 * (heaps - 1))
+            + laws * services
             // Each reneging mode: Lindley per thinning, every central
             // heap, the dispatch kernel.
             + 2 * (Thinning::ALL.len() + 1 + 2 * (heaps - 1) + 1)
