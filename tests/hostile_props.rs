@@ -76,7 +76,7 @@ fn cases(test: &'static str, fixed: usize) -> impl Iterator<Item = usize> {
         })
 }
 
-const NUMBERS: [&str; 18] = [
+const NUMBERS: [&str; 20] = [
     "1",
     "0.5",
     "2",
@@ -95,9 +95,11 @@ const NUMBERS: [&str; 18] = [
     "0x10",
     "1,2",
     "(",
+    "[1,2]",
+    "[0.1",
 ];
 
-const LAWS: [&str; 10] = [
+const LAWS: [&str; 11] = [
     "exp",
     "det",
     "erlang",
@@ -108,11 +110,12 @@ const LAWS: [&str; 10] = [
     "pareto",
     "uniform",
     "empirical",
+    "mmpp",
 ];
 
-const KEYS: [&str; 16] = [
+const KEYS: [&str; 18] = [
     "mean", "rate", "value", "k", "shape", "scale", "scv", "sigma", "median", "alpha", "min",
-    "max", "file", "bogus", "", "mean=1",
+    "max", "file", "bogus", "", "mean=1", "rates", "switch",
 ];
 
 fn law(rng: &mut Rng) -> String {
