@@ -31,9 +31,29 @@ use qsweep::engine::cpu::CpuEngine;
 use qsweep::engine::Engine;
 
 /// One-axis-value spec text: `routing`, `servers`, `workers` are TOML list
-/// bodies (e.g. `"random", "central"` or `1, 10`), `rho` one utilisation.
+/// bodies (e.g. `"random", "central"` or `1, 10`), `rho` one utilisation;
+/// Poisson arrivals.
 #[allow(clippy::too_many_arguments)]
 fn spec(
+    routing: &str,
+    servers: &str,
+    workers: &str,
+    rho: f64,
+    service: &str,
+    reps: u32,
+    customers: u32,
+    warmup: u32,
+    seed: u64,
+) -> String {
+    spec_arriving(
+        "exp", routing, servers, workers, rho, service, reps, customers, warmup, seed,
+    )
+}
+
+/// [`spec`] with the interarrival law `arrival`.
+#[allow(clippy::too_many_arguments)]
+fn spec_arriving(
+    arrival: &str,
     routing: &str,
     servers: &str,
     workers: &str,
@@ -49,7 +69,7 @@ fn spec(
          routing = [{routing}]\n\
          servers = [{servers}]\n\
          workers = [{workers}]\n\
-         arrival = [\"exp\"]\n\
+         arrival = [\"{arrival}\"]\n\
          rho = [{rho:?}]\n\
          service = [\"{service}\"]\n\
          \n\
@@ -599,20 +619,17 @@ fn mmpp_spec(
     warmup: u32,
     seed: u64,
 ) -> String {
-    format!(
-        "[sweep]\n\
-         routing = [{routing}]\n\
-         servers = [{servers}]\n\
-         workers = [1]\n\
-         arrival = [\"mmpp(rates=[1,3],switch=[0.5,0.5])\"]\n\
-         rho = [0.7]\n\
-         service = [\"exp(mean=1)\"]\n\
-         \n\
-         [run]\n\
-         reps = {reps}\n\
-         customers = {customers}\n\
-         warmup = {warmup}\n\
-         seed = {seed}\n"
+    spec_arriving(
+        "mmpp(rates=[1,3],switch=[0.5,0.5])",
+        routing,
+        servers,
+        "1",
+        0.7,
+        "exp(mean=1)",
+        reps,
+        customers,
+        warmup,
+        seed,
     )
 }
 
