@@ -42,6 +42,16 @@ struct PointParams {
     slo: vec4<f32>,
     // Each request's patience, drawn after its service when reneging is on.
     patience: Law,
+    // A mixed fleet (src/contract/mod.rs, `PointParams::fleet_end` and on):
+    // class ends, service-time factors 1/speed, weighted's class
+    // thresholds, and the number of classes (0: identical servers).
+    fleet_end: vec4<u32>,
+    fleet_time: vec4<f32>,
+    fleet_pick: vec4<u32>,
+    fleet_classes: u32,
+    _fleet_pad0: u32,
+    _fleet_pad1: u32,
+    _fleet_pad2: u32,
 }
 
 struct Tile {
@@ -66,6 +76,9 @@ struct RepResult {
     exceed: array<u32, 4>,
     // Recorded requests whose wait exceeded their patience.
     lost: u32,
+    // A mixed fleet: each class's mean wait and served requests.
+    class_wait: array<f32, 4>,
+    class_served: array<u32, 4>,
 }
 
 // Which part of the batch this dispatch covers (filled per pass by
@@ -113,8 +126,9 @@ struct LaneState {
     lost: u32,
     // Kiefer-Wolfowitz under a capacity: the ring's oldest slot.
     ring_head: u32,
-    // An MMPP arrival stream's phase (sampling.wgsl's mmpp_phase).
-    arrival_phase: u32,
+    // A stateful arrival stream's state: an MMPP's phase, a trace's position
+    // (sampling.wgsl's arrival_state).
+    arrival_state: u32,
 }
 
 // The contract's constants (law kinds, thinning modes, TILE_REPS, SUM_BLOCK,
@@ -359,7 +373,7 @@ fn state_store(slot: u32, x: f32, y: f32, since_rebase: u32) {
     st.recorded = rec.recorded;
     st.lost = rec.lost;
     st.ring_head = ring_head;
-    st.arrival_phase = mmpp_phase;
+    st.arrival_state = arrival_state;
     st.max_wait = rec.max_wait;
     st.max_sojourn = rec.max_sojourn;
     lane_state[slot] = st;
@@ -381,7 +395,7 @@ fn state_load(slot: u32, inv_scale: f32, slo: vec4<f32>) -> LaneState {
     rec.recorded = st.recorded;
     rec.lost = st.lost;
     ring_head = st.ring_head;
-    mmpp_phase = st.arrival_phase;
+    arrival_state = st.arrival_state;
     rec.max_wait = st.max_wait;
     rec.max_sojourn = st.max_sojourn;
     rec.inv_scale = inv_scale;

@@ -54,6 +54,8 @@ var<private> o_routers: u32;
 var<private> o_router_words: u32;
 var<private> o_queues: u32;
 var<private> o_qmeta: u32;
+// A mixed fleet's per-class sums (Kahan sum, carry, count per class).
+var<private> o_class: u32;
 // Words per router-queue slot: arrival, service, interarrival (, patience).
 var<private> d_qw: u32;
 // Heap size, requests dispatched so far, requests waiting at the routers
@@ -334,8 +336,74 @@ fn dispatch_late(p: PointParams, s: u32, wait: f32, patience: f32) -> bool {
     return false;
 }
 
-// Least work left: the Kiefer-Wolfowitz recursion by linear scan.
-fn run_lwl(p: PointParams, end: u32, clock: Clock) -> Clock {
+// The class of server s of a fleet (0 without one). Twin of
+// `PointParams::fleet_class`.
+fn fleet_class(p: PointParams, s: u32) -> u32 {
+    var c = 0u;
+    loop {
+        if (c + 1u >= p.fleet_classes || s < p.fleet_end[c]) {
+            break;
+        }
+        c += 1u;
+    }
+    return c;
+}
+
+// The service time at server s of a request of size `size` (scaled by the
+// server's class under a fleet). Twin of `service_at`.
+fn service_at(p: PointParams, s: u32, size: f32) -> f32 {
+    if (p.fleet_classes > 0u) {
+        return size * p.fleet_time[fleet_class(p, s)];
+    }
+    return size;
+}
+
+// weighted: a server with probability proportional to its speed, from two
+// words. Twin of `weighted_server`.
+fn weighted_server(p: PointParams, class_word: u32, server_word: u32) -> u32 {
+    var c = 0u;
+    loop {
+        if (c + 1u >= p.fleet_classes || class_word < p.fleet_pick[c]) {
+            break;
+        }
+        c += 1u;
+    }
+    var first = 0u;
+    if (c > 0u) {
+        first = p.fleet_end[c - 1u];
+    }
+    return first + below(server_word, p.fleet_end[c] - first);
+}
+
+// A recorded, served request's wait into its class's sum (fleets only).
+// Twin of `ClassSums::add`.
+fn class_add(p: PointParams, s: u32, wait: f32) {
+    if (p.fleet_classes == 0u) {
+        return;
+    }
+    let at = o_class + 3u * fleet_class(p, s);
+    let sum = ldf(at);
+    let y = wait - ldf(at + 1u);
+    let t = (sum + y) * opaque_one;
+    stf(at + 1u, (t - sum) - y);
+    stf(at, t);
+    st(at + 2u, ld(at + 2u) + 1u);
+}
+
+// A request's fate, as `record`, and under a fleet its class's sum when it
+// was served.
+fn record_at(p: PointParams, s: u32, wait: f32, service: f32, gap: f32, late: bool) {
+    if (done >= p.warmup && !(DROPS_LATE && late)) {
+        class_add(p, s, wait);
+    }
+    record(p, wait, service, gap, late);
+}
+
+// The policies that need only the servers' free-at times: lwl (least work
+// left: the Kiefer-Wolfowitz recursion by linear scan) and, for fleets,
+// first_free (the scan keyed by max(free, t)), random and weighted. Twin of
+// `free_times`.
+fn run_free_times(p: PointParams, end: u32, clock: Clock) -> Clock {
     var t = clock.t;
     var since = clock.since;
     let period = rebase_period(p.servers);
@@ -353,23 +421,41 @@ fn run_lwl(p: PointParams, end: u32, clock: Clock) -> Clock {
             t = 0.0;
             since = 0u;
         }
+        let size = draw_service(p.service);
         var best = 0u;
-        var bv = ldf(o_free);
-        for (var s = 1u; s < d_r; s++) {
-            let f = ldf(o_free + s);
-            if (f < bv) {
-                best = s;
-                bv = f;
+        if (d_policy == DISPATCH_LWL) {
+            var bv = ldf(o_free);
+            for (var s = 1u; s < d_r; s++) {
+                let f = ldf(o_free + s);
+                if (f < bv) {
+                    best = s;
+                    bv = f;
+                }
             }
+        } else if (d_policy == DISPATCH_FIRST_FREE) {
+            var key = max(ldf(o_free), t);
+            for (var s = 1u; s < d_r; s++) {
+                let f = max(ldf(o_free + s), t);
+                if (f < key) {
+                    best = s;
+                    key = f;
+                }
+            }
+        } else if (d_policy == DISPATCH_RANDOM) {
+            best = below(next_u32(), d_r);
+        } else {
+            let class_word = next_u32();
+            let server_word = next_u32();
+            best = weighted_server(p, class_word, server_word);
         }
-        let wait = max(bv - t, 0.0);
-        let service = draw_service(p.service);
+        let wait = max(ldf(o_free + best) - t, 0.0);
+        let service = service_at(p, best, size);
         let late = patience_late(p, wait);
         // An abandoning request takes no server.
         if (!(DROPS_LATE && late)) {
             stf(o_free + best, (t + wait) * opaque_one + service);
         }
-        record(p, wait, service, a, late);
+        record_at(p, best, wait, service, a, late);
     }
     return Clock(t, since);
 }
@@ -465,18 +551,19 @@ fn run_system(p: PointParams, end: u32, total: u32, clock: Clock) -> Clock {
         let patience = draw_patience(p);
         if (s != NO_SERVER) {
             let wait = max(ldf(o_free + s) - t, 0.0);
+            let at_server = service_at(p, s, service);
             let late = dispatch_late(p, s, wait, patience);
             if (!(DROPS_LATE && late)) {
                 if (hp_n == d_h) {
                     rng_status |= STATUS_QUEUE_OVERFLOW;
                     break;
                 }
-                let leaves = (t + wait) * opaque_one + service;
+                let leaves = (t + wait) * opaque_one + at_server;
                 stf(o_free + s, leaves);
                 hp_push(leaves, k * d_r + s);
                 inc(k, s);
             }
-            record(p, wait, service, a, late);
+            record_at(p, s, wait, at_server, a, late);
         } else {
             let head = ld(o_qmeta + 2u * k);
             let len = ld(o_qmeta + 2u * k + 1u);
@@ -522,12 +609,17 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
     o_queues = o_routers + d_k * o_router_words;
     d_qw = select(3u, 4u, RENEGING != RENEGING_NONE);
     o_qmeta = o_queues + d_qw * d_k * d_h;
+    let free_times_only = d_policy == DISPATCH_LWL || d_policy == DISPATCH_RANDOM
+        || d_policy == DISPATCH_WEIGHTED || d_policy == DISPATCH_FIRST_FREE;
+    // After free[] for the free-time policies; after the routers' words
+    // otherwise (fleets never have central's router queues).
+    o_class = select(o_queues, o_free + d_r, free_times_only);
 
     var clock = Clock(0.0, 0u);
     var flags = 0u;
     if (info.begin == 0u) {
         rng_init(p.seed_lo, p.seed_hi, p.point_index, rep);
-        mmpp_start(p.arrival);
+        arrival_start(p.arrival);
         rng_status = 0u;
         rec_init(p.inv_hist_scale, p.slo);
         hp_n = 0u;
@@ -545,8 +637,8 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
     }
     let end = min(info.end, total);
     if (flags == 0u && (rng_status & STATUS_QUEUE_OVERFLOW) == 0u) {
-        if (d_policy == DISPATCH_LWL) {
-            clock = run_lwl(p, end, clock);
+        if (free_times_only) {
+            clock = run_free_times(p, end, clock);
         } else {
             clock = run_system(p, end, total, clock);
         }
@@ -559,8 +651,15 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
     }
     if (end == total) {
         var r = rec_finish(p.customers);
-        if (d_policy != DISPATCH_LWL) {
+        if (!free_times_only) {
             r.max_in_system = peak;
+        }
+        if (p.fleet_classes > 0u) {
+            for (var c = 0u; c < 4u; c++) {
+                let n = ld(o_class + 3u * c + 2u);
+                r.class_served[c] = n;
+                r.class_wait[c] = select(0.0, ldf(o_class + 3u * c) / f32(n), n > 0u);
+            }
         }
         results[result_index] = r;
     } else {

@@ -177,7 +177,7 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
     var clock = KwClock(0.0, 0u);
     if (info.begin == 0u) {
         rng_init(p.seed_lo, p.seed_hi, p.point_index, rep);
-        mmpp_start(p.arrival);
+        arrival_start(p.arrival);
         rng_status = 0u;
         rec_init(p.inv_hist_scale, p.slo);
         for (var i = 0u; i < c; i++) {

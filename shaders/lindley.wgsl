@@ -28,9 +28,10 @@ fn lindley_segments(p: PointParams) -> u32 {
     while (count < MAX_SEGMENTS && total / (2u * count) >= MIN_SEGMENT_CUSTOMERS) {
         count *= 2u;
     }
-    // Abandonment, and a stateful (MMPP) arrival stream, whose phase a
-    // later segment could not start from: one segment (PointParams::segments).
-    return select(count, 1u, p.reneging == RENEGING_ABANDON || p.arrival.kind == LAW_MMPP);
+    // Abandonment, and a stateful arrival stream (MMPP, trace), whose state
+    // a later segment could not start from: one segment
+    // (PointParams::segments).
+    return select(count, 1u, p.reneging == RENEGING_ABANDON || law_is_stateful(p.arrival.kind));
 }
 
 // A request that waited `wait` and needs `service`: the work it brings,
@@ -72,7 +73,7 @@ fn lindley_resume(p: PointParams, rep: u32, segment: u32, slot: u32) -> vec2<f32
     if (info.begin == 0u) {
         rng_init_segment(p.seed_lo, p.seed_hi, p.point_index, rep, segment);
         if (segment == 0u) {
-            mmpp_start(p.arrival);
+            arrival_start(p.arrival);
         }
         rng_status = 0u;
         rec_init(p.inv_hist_scale, p.slo);

@@ -7,10 +7,11 @@
 
 var<private> rng_status: u32;
 
-// The replication's MMPP phase (0 or 1), the arrival stream's state
-// between draws (Sampler::phase in src/sampling.rs); kept with the lane's
-// state between passes (LaneState.arrival_phase). 0 for the other laws.
-var<private> mmpp_phase: u32;
+// The state of a stateful arrival stream between draws (Sampler::arrival_state
+// in src/sampling.rs): an MMPP's phase (0 or 1), a trace's next position;
+// kept with the lane's state between passes (LaneState.arrival_state). 0
+// for the other laws.
+var<private> arrival_state: u32;
 
 // Arithmetic as the CPU rounds it. A GPU compiler may fuse `a * b + c` into
 // one fused multiply-add (naga's SPIR-V carries no NoContraction
@@ -239,15 +240,34 @@ fn resample_index(w: u32, n: u32) -> u32 {
     return wh * nh + (lh >> 16u) + (hl >> 16u) + (mid >> 16u);
 }
 
-// The starting phase of an MMPP arrival stream, from its stationary law:
-// the first word of the replication's stream, phase 1 when below law.n
-// (Sampler::new in src/sampling.rs). Every kernel calls it right after
-// rng_init, before any other draw; other laws draw nothing.
-fn mmpp_start(law: Law) {
-    mmpp_phase = 0u;
+// Whether draws of a law of this kind depend on the replication's earlier
+// draws (LawKind::is_stateful in src/contract/codes.rs).
+fn law_is_stateful(kind: u32) -> bool {
+    return kind == LAW_MMPP || kind == LAW_TRACE;
+}
+
+// The starting state of a stateful arrival stream (Sampler::new in
+// src/sampling.rs), from the first word of the replication's stream: an
+// MMPP's phase from its stationary law (phase 1 when the word is below
+// law.n), a trace's starting position uniform over its gaps
+// (resample_index). Every kernel calls it right after rng_init, before any
+// other draw; other laws draw nothing.
+fn arrival_start(law: Law) {
+    arrival_state = 0u;
     if (ARRIVAL_KIND == LAW_MMPP) {
-        mmpp_phase = select(0u, 1u, next_u32() < law.n);
+        arrival_state = select(0u, 1u, next_u32() < law.n);
+    } else if (ARRIVAL_KIND == LAW_TRACE) {
+        arrival_state = resample_index(next_u32(), law.n);
     }
+}
+
+// The next gap of a replayed trace (Sampler::trace): the one at the
+// replication's position, which then moves on by one, wrapping around to
+// the trace's first gap after its last. No word drawn.
+fn trace_gap(law: Law) -> f32 {
+    let x = table[law.offset + arrival_state];
+    arrival_state = select(arrival_state + 1u, 0u, arrival_state + 1u == law.n);
+    return x;
 }
 
 // One MMPP interarrival (Sampler::mmpp): sojourns of mean p[phase], each
@@ -257,7 +277,7 @@ fn mmpp(law: Law) -> f32 {
     var t = 0.0;
     var arrived = false;
     for (var i = 0u; i < MMPP_MAX_STEPS; i++) {
-        let one = mmpp_phase == 1u;
+        let one = arrival_state == 1u;
         let mean = select(law.p.x, law.p.y, one);
         let keep = select(law.p.z, law.p.w, one);
         t = pinned(mul_add(-mean, fast_ln(uniform_full()), t));
@@ -265,7 +285,7 @@ fn mmpp(law: Law) -> f32 {
             arrived = true;
             break;
         }
-        mmpp_phase ^= 1u;
+        arrival_state ^= 1u;
     }
     if (!arrived) {
         rng_status |= STATUS_SAMPLER_BOUND;
@@ -331,6 +351,8 @@ fn draw_kind(kind: u32, law: Law) -> f32 {
         x = mul_add(frac, b - a, a);
     } else if (kind == LAW_MMPP) {
         x = mmpp(law);
+    } else if (kind == LAW_TRACE) {
+        x = trace_gap(law);
     }
     return min(max(law.scale * x, law.lo), law.hi);
 }
@@ -349,8 +371,8 @@ fn draw_service(law: Law) -> f32 {
 }
 
 // Sum of m arrival draws: closed forms for laws closed under convolution;
-// an MMPP (stateful) sums m consecutive draws, each from the phase the
-// last one left.
+// a stateful stream (MMPP, trace) sums m consecutive draws, each from the
+// state the last one left.
 fn arrival_sum(law: Law, m: u32) -> f32 {
     if (ARRIVAL_KIND == LAW_EXP) {
         return law.scale * erlang(m, law.p.x);

@@ -1580,7 +1580,8 @@ fn size_then_run(
         &[],
         run_spec.patience_mode(),
         run_spec.has_capacity(),
-        run_spec.has_mmpp(),
+        run_spec.has_non_renewal_arrivals(),
+        run_spec.has_fleet(),
     );
     let mut sink = output::CsvSink::create_with(then, true, &extra)?;
     let mut hist = match &args.hist {
@@ -1633,8 +1634,15 @@ fn size_then_run(
                 r.error.is_some(),
             ));
             fields.extend(output::dispersion_fields(
-                run_spec.has_mmpp(),
+                run_spec.has_non_renewal_arrivals(),
                 &r.point.grid,
+            ));
+            fields.extend(output::fleet_fields(
+                run_spec.has_fleet(),
+                &r.point.grid,
+                &r.stats,
+                qsweep::run::class_baseline(&r.point.grid),
+                r.error.is_some(),
             ));
             sink.write(&fields)?;
             if let Some(h) = hist.as_mut() {

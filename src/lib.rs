@@ -13,6 +13,7 @@ pub mod dist;
 pub mod engine;
 pub mod export;
 pub mod files;
+pub mod fleet;
 pub mod horizon;
 pub mod memory;
 pub mod merge;

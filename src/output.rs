@@ -352,31 +352,86 @@ pub fn capacity_fields(
     vec![k, num(stats.p_lost), opt(ci), exact]
 }
 
-/// The column of a spec with an MMPP arrival law at some point: the
-/// arrival stream's asymptotic index of dispersion for counts,
-/// lim Var N(t)/E N(t). None otherwise: the CSV is as it always was.
-pub fn dispersion_columns(mmpp: bool) -> Vec<String> {
-    if !mmpp {
+/// The column of a spec with a non-renewal arrival law (MMPP, trace) at
+/// some point: the arrival stream's index of dispersion for counts,
+/// Var N(t)/E N(t) ([`Dist::dispersion`](crate::dist::Dist::dispersion)).
+/// None otherwise: the CSV is as it always was.
+pub fn dispersion_columns(non_renewal: bool) -> Vec<String> {
+    if !non_renewal {
         return Vec::new();
     }
     vec!["arrival_dispersion".to_string()]
 }
 
-/// The value of [`dispersion_columns`] for one point (exact, known before
-/// the run, so kept for a failed point): for an MMPP the closed form of
-/// [`Mmpp::dispersion`](crate::dist::Mmpp::dispersion); for a renewal
-/// stream its interarrival scv, the asymptotic index of dispersion of
-/// every renewal process (Cox, *Renewal Theory*, Methuen, 1962, sec. 4.5:
-/// Var N(t) ~ c² t/μ), so 1 for Poisson.
-pub fn dispersion_fields(mmpp: bool, point: &GridPoint) -> Vec<String> {
-    if !mmpp {
+/// The value of [`dispersion_columns`] for one point (known before the
+/// run, so kept for a failed point): an MMPP's closed form, a renewal
+/// stream's interarrival scv (its asymptotic index), a trace's estimate at
+/// windows of √n mean gaps.
+pub fn dispersion_fields(non_renewal: bool, point: &GridPoint) -> Vec<String> {
+    if !non_renewal {
         return Vec::new();
     }
-    let d = match point.arrival.mmpp() {
-        Some(m) => m.dispersion(),
-        None => point.arrival.scv(),
+    vec![num(point.arrival.dispersion())]
+}
+
+/// The columns of a spec with the `speeds` axis: the point's fleet, then
+/// each class's mean wait, its CI and its exact baseline, the classes in the
+/// fleet's order, `;`-separated (`0.81;0.12`). None without a fleet: the
+/// CSV is as it always was.
+pub fn fleet_columns(fleet: bool) -> Vec<String> {
+    if !fleet {
+        return Vec::new();
+    }
+    [
+        "speeds",
+        "class_mean_wait",
+        "class_mean_wait_ci95",
+        "analytic_class_mean_wait",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// The values of [`fleet_columns`] for one point. A fleet of speed-1 dynos
+/// runs as the `servers` axis's identical dynos, whose classes are alike
+/// (every policy treats the dynos symmetrically): each class then reports
+/// the row's mean wait. `class_analytic` is `run::class_baseline`'s.
+pub fn fleet_fields(
+    fleet: bool,
+    point: &GridPoint,
+    stats: &PointStats,
+    class_analytic: Option<Vec<f64>>,
+    failed: bool,
+) -> Vec<String> {
+    let Some(f) = (fleet).then_some(()).and(point.fleet.as_ref()) else {
+        return if fleet {
+            vec![String::new(); 4]
+        } else {
+            Vec::new()
+        };
     };
-    vec![num(d)]
+    let join = |xs: Vec<String>| xs.join(";");
+    let exact = class_analytic.map_or_else(String::new, |xs| {
+        join(xs.into_iter().map(num).collect())
+    });
+    if failed {
+        return vec![f.to_string(), String::new(), String::new(), exact];
+    }
+    let n = f.classes.len();
+    let (means, cis): (Vec<f64>, Vec<Option<f64>>) = if f.is_plain() {
+        (vec![stats.mean_wait; n], vec![stats.mean_wait_ci95; n])
+    } else {
+        (
+            f.user_order(&stats.class_mean_wait[..n]),
+            f.user_order(&stats.class_mean_wait_ci95[..n]),
+        )
+    };
+    vec![
+        f.to_string(),
+        join(means.into_iter().map(num).collect()),
+        join(cis.into_iter().map(opt).collect()),
+        exact,
+    ]
 }
 
 /// Whether `name` is one of the columns [`extra_columns`] makes (the shape
@@ -399,25 +454,32 @@ pub fn is_extra_column(name: &str) -> bool {
                 | "p_block_ci95"
                 | "analytic_p_block"
                 | "arrival_dispersion"
+                | "speeds"
+                | "class_mean_wait"
+                | "class_mean_wait_ci95"
+                | "analytic_class_mean_wait"
         )
 }
 
 /// The columns after [`COLUMNS`]: `--quantiles`', then `--slo`'s, then the
 /// patience axis's (`reneging`: the spec's mode where it has patience),
 /// then the capacity axis's (`capacity`: some point has one), then the
-/// arrival stream's dispersion (`mmpp`: some point has MMPP arrivals).
+/// arrival stream's dispersion (`non_renewal`: some point has MMPP or trace
+/// arrivals), then the fleet's (`fleet`: the spec has the `speeds` axis).
 pub fn extra_columns(
     quantiles: &[f64],
     slo: &[f64],
     reneging: Option<Reneging>,
     capacity: bool,
-    mmpp: bool,
+    non_renewal: bool,
+    fleet: bool,
 ) -> Vec<String> {
     let mut columns = quantile_columns(quantiles);
     columns.extend(slo_columns(slo));
     columns.extend(patience_columns(reneging));
     columns.extend(capacity_columns(capacity));
-    columns.extend(dispersion_columns(mmpp));
+    columns.extend(dispersion_columns(non_renewal));
+    columns.extend(fleet_columns(fleet));
     columns
 }
 

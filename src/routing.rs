@@ -6,7 +6,15 @@
 //!   1/R of the arrivals (Poisson stays Poisson), so one dyno is simulated;
 //! - `round_robin`: each dyno sees every R-th arrival;
 //! - `central`: one FCFS queue in front of all R·workers servers (the
-//!   "intelligent router").
+//!   "intelligent router");
+//! - `weighted`: random routing with each dyno chosen with probability
+//!   proportional to its speed; the same as `random` on a fleet of equal
+//!   dynos (the `speeds` axis makes them differ).
+//!
+//! With a mixed fleet (`speeds`, see `crate::fleet`) no single queue stands
+//! for the system: every policy runs on the dispatch kernel
+//! ([`Routing::fleet_policy`]), `central` as a first-free scan that prefers
+//! the fastest idle dyno.
 //!
 //! A dyno with one worker is a single FIFO server (Lindley); otherwise it is a
 //! multi-server FCFS queue (Kiefer–Wolfowitz).
@@ -47,10 +55,11 @@ pub enum Routing {
     Pod,
     Jiq,
     Lwl,
+    Weighted,
 }
 
 impl Routing {
-    pub const ALL: [Routing; 7] = [
+    pub const ALL: [Routing; 8] = [
         Routing::Random,
         Routing::RoundRobin,
         Routing::Central,
@@ -58,6 +67,7 @@ impl Routing {
         Routing::Pod,
         Routing::Jiq,
         Routing::Lwl,
+        Routing::Weighted,
     ];
 
     /// Every name, for messages: "random, round_robin, ...".
@@ -74,6 +84,7 @@ impl Routing {
             Routing::Pod => "pod",
             Routing::Jiq => "jiq",
             Routing::Lwl => "lwl",
+            Routing::Weighted => "weighted",
         }
     }
 
@@ -96,8 +107,28 @@ impl Routing {
         match self {
             Routing::Jsq | Routing::Pod | Routing::Jiq | Routing::Lwl => true,
             Routing::Central => routers > 1,
-            Routing::Random | Routing::RoundRobin => false,
+            Routing::Random | Routing::RoundRobin | Routing::Weighted => false,
         }
+    }
+
+    /// The dispatch policy that simulates this routing on a mixed fleet, or
+    /// why none does (one line, for the point's refusal).
+    pub fn fleet_policy(self, routers: u32) -> Result<DispatchPolicy, String> {
+        Ok(match self {
+            Routing::Random => DispatchPolicy::Random,
+            Routing::Weighted => DispatchPolicy::Weighted,
+            Routing::Jsq => DispatchPolicy::Jsq,
+            Routing::Pod => DispatchPolicy::Pod,
+            Routing::Jiq => DispatchPolicy::Jiq,
+            Routing::Lwl => DispatchPolicy::Lwl,
+            Routing::Central if routers <= 1 => DispatchPolicy::FirstFree,
+            Routing::Central => {
+                return Err("central with routers > 1 does not model a mixed fleet yet".into())
+            }
+            Routing::RoundRobin => {
+                return Err("round_robin does not model a mixed fleet yet".into())
+            }
+        })
     }
 
     /// The simulated queue for `servers` dynos of `workers` each:
@@ -116,7 +147,7 @@ impl Routing {
                 Routing::Jiq => DispatchPolicy::Jiq,
                 Routing::Lwl => DispatchPolicy::Lwl,
                 Routing::Central => DispatchPolicy::Central,
-                Routing::Random | Routing::RoundRobin => {
+                Routing::Random | Routing::RoundRobin | Routing::Weighted => {
                     unreachable!("{self} is not a dynamic policy")
                 }
             };
@@ -130,7 +161,8 @@ impl Routing {
         let (thin, c, route_n) = match self {
             Routing::RoundRobin => (Thinning::EveryNth, workers, servers),
             Routing::Central => (Thinning::None, servers * workers, 1),
-            Routing::Random => (Thinning::Random, workers, servers),
+            // Weighting equal dynos by speed is choosing them uniformly.
+            Routing::Random | Routing::Weighted => (Thinning::Random, workers, servers),
             Routing::Jsq | Routing::Pod | Routing::Jiq | Routing::Lwl => {
                 unreachable!("{self} is a dynamic policy")
             }
@@ -175,6 +207,7 @@ impl FromStr for Routing {
             "pod" => Ok(Routing::Pod),
             "jiq" => Ok(Routing::Jiq),
             "lwl" => Ok(Routing::Lwl),
+            "weighted" => Ok(Routing::Weighted),
             other => Err(format!(
                 "unknown routing '{other}'; expected one of {}",
                 Routing::names()

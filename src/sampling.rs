@@ -30,8 +30,11 @@
 //! - the MMPP (an arrival process, not a renewal law) by its phase
 //!   sojourns, each an exponential of a full-range uniform ended by an
 //!   arrival or a switch on a 24-bit uniform ([`Sampler::mmpp`]), from the
-//!   phase each lane keeps between draws ([`Sampler::phase`]; the WGSL
-//!   twin's `mmpp_start` is this file's [`Sampler::new`]).
+//!   phase each lane keeps between draws ([`Sampler::arrival_state`]; the
+//!   WGSL twin's `arrival_start` is this file's [`Sampler::new`]);
+//! - a replayed trace (`trace(file=...)`) by its gaps in file order, from a
+//!   position each lane keeps between draws, starting where the
+//!   replication's first word says ([`Sampler::trace`]).
 
 use crate::contract::{rep_status, Law, LawKind, PointParams, Reneging, Thinning};
 use crate::contract::{ERLANG_DIRECT_MAX, GAMMA_MAX_TRIES, GEOMETRIC_CAP, MMPP_MAX_STEPS};
@@ -295,10 +298,11 @@ pub struct Sampler<'a, const N: usize> {
     pub streams: Lanes<N>,
     pub table: &'a [f32],
     pub status: [u32; N],
-    /// Each lane's MMPP phase (0 or 1): the arrival stream's state between
-    /// draws, which makes it non-renewal ([`Sampler::mmpp`]); unused (0)
-    /// for the other laws. Twin of `mmpp_phase` in `shaders/sampling.wgsl`.
-    pub phase: [u32; N],
+    /// Each lane's stateful arrival stream's state between draws, which
+    /// makes it non-renewal: an MMPP's phase, 0 or 1 ([`Sampler::mmpp`]); a
+    /// trace's next position ([`Sampler::trace`]); unused (0) for the other
+    /// laws. Twin of `arrival_state` in `shaders/sampling.wgsl`.
+    pub arrival_state: [u32; N],
 }
 
 /// `$body` with `$v` bound to each lane of `$x` in turn, written as a plain
@@ -357,25 +361,55 @@ macro_rules! full_lanes {
 
 impl<'a, const N: usize> Sampler<'a, N> {
     /// The samplers of replications `reps` of point `p`, at the start of
-    /// their streams. An MMPP arrival law draws each lane's starting phase
-    /// here, from the stationary law: the first word of the replication's
-    /// stream, phase 1 when it is below `law.n` (P = n 2^-32 = s_0/(s_0 +
-    /// s_1)), before any other draw (`mmpp_start` in sampling.wgsl, called
-    /// by every kernel right after `rng_init`).
+    /// their streams. A stateful arrival law draws each lane's starting
+    /// state here, from the first word of the replication's stream, before
+    /// any other draw (`arrival_start` in sampling.wgsl, called by every
+    /// kernel right after `rng_init`): an MMPP's phase from the stationary
+    /// law (phase 1 when the word is below `law.n`, P = n 2^-32 = s_0/(s_0 +
+    /// s_1)); a trace's position, uniform over its `n` gaps
+    /// ([`resample_index`]).
     pub fn new(p: &PointParams, reps: [u32; N], table: &'a [f32]) -> Self {
         let mut s = Self {
             streams: Lanes::new(p.seed(), p.point_index, reps),
             table,
             status: [rep_status::OK; N],
-            phase: [0; N],
+            arrival_state: [0; N],
         };
-        if p.arrival.kind() == LawKind::Mmpp {
-            let w = s.streams.next_u32();
-            for (phase, w) in s.phase.iter_mut().zip(w) {
-                *phase = u32::from(w < p.arrival.n);
+        let law = &p.arrival;
+        match law.kind() {
+            LawKind::Mmpp => {
+                let w = s.streams.next_u32();
+                for (phase, w) in s.arrival_state.iter_mut().zip(w) {
+                    *phase = u32::from(w < law.n);
+                }
             }
+            LawKind::Trace => {
+                let w = s.streams.next_u32();
+                for (position, w) in s.arrival_state.iter_mut().zip(w) {
+                    *position = resample_index(w, law.n);
+                }
+            }
+            _ => {}
         }
         s
+    }
+
+    /// The next gap of a replayed trace per lane: the one at the lane's
+    /// position in the trace (`law.n` gaps in file order from
+    /// `law.offset` in the table), which then moves on by one, wrapping
+    /// around to the first gap after the last. No word is drawn: the
+    /// randomness of a trace is its starting position (and, under random
+    /// routing, which arrivals a dyno gets). Twin of `trace_gap`.
+    #[inline(always)]
+    pub fn trace(&mut self, law: &Law) -> [f32; N] {
+        let gaps = &self.table[law.offset as usize..(law.offset + law.n) as usize];
+        let mut x = [0.0f32; N];
+        for l in 0..N {
+            let at = self.arrival_state[l];
+            x[l] = gaps[at as usize];
+            self.arrival_state[l] = if at + 1 == law.n { 0 } else { at + 1 };
+        }
+        x
     }
 
     /// One MMPP interarrival per lane (see [`Law`] for the record): from
@@ -399,12 +433,12 @@ impl<'a, const N: usize> Sampler<'a, N> {
             let c = self.streams.masked(&pending, Lanes::uniform_closed0);
             for l in 0..N {
                 if pending[l] {
-                    let ph = self.phase[l] as usize;
+                    let ph = self.arrival_state[l] as usize;
                     t[l] += -law.p[ph] * fast_ln(u[l]);
                     if c[l] < law.p[2 + ph] {
                         pending[l] = false;
                     } else {
-                        self.phase[l] ^= 1;
+                        self.arrival_state[l] ^= 1;
                     }
                 }
             }
@@ -604,6 +638,7 @@ impl<'a, const N: usize> Sampler<'a, N> {
                 }
             }
             LawKind::Mmpp => self.mmpp(law),
+            LawKind::Trace => self.trace(law),
         };
         lanes!(x, |x| (law.scale * x).max(law.lo).min(law.hi))
     }
@@ -613,7 +648,7 @@ impl<'a, const N: usize> Sampler<'a, N> {
     /// summing otherwise. Arrival laws carry no clamps, which the shortcuts
     /// rely on. An MMPP's draws are not independent: its sum is `m`
     /// consecutive draws, each from the phase the last one left (round
-    /// robin's every `m`-th arrival of the stream).
+    /// robin's every `m`-th arrival of the stream), as are a trace's.
     pub fn draw_sum(&mut self, law: &Law, m: u32) -> [f32; N] {
         match law.kind() {
             LawKind::Exp => lanes!(self.erlang(m, law.p[0]), |x| law.scale * x),
@@ -626,7 +661,8 @@ impl<'a, const N: usize> Sampler<'a, N> {
             | LawKind::Pareto
             | LawKind::Uniform
             | LawKind::Empirical
-            | LawKind::Mmpp => {
+            | LawKind::Mmpp
+            | LawKind::Trace => {
                 let mut sum = [0.0f32; N];
                 for _ in 0..m {
                     let x = self.draw(law);
@@ -686,7 +722,7 @@ impl<'a, const N: usize> Sampler<'a, N> {
                             streams: Lanes::from_stream(self.streams.lane(l)),
                             table: self.table,
                             status: [self.status[l]],
-                            phase: [self.phase[l]],
+                            arrival_state: [self.arrival_state[l]],
                         };
                         let u = one.streams.uniform_full().0[0];
                         let m = 1.0 + (fast_ln(u) / ln_keep).floor();
@@ -698,7 +734,7 @@ impl<'a, const N: usize> Sampler<'a, N> {
                         let x = one.draw_sum(&p.arrival, m)[0];
                         self.streams.set_lane(l, one.streams.lane(0));
                         self.status[l] = one.status[0];
-                        self.phase[l] = one.phase[0];
+                        self.arrival_state[l] = one.arrival_state[0];
                         x
                     })
                 }
@@ -742,7 +778,8 @@ pub fn with_laws<V: LawsVisitor>(p: &PointParams, v: V) -> V::Output {
                 | LawKind::HyperExp
                 | LawKind::Pareto
                 | LawKind::Uniform
-                | LawKind::Mmpp => v.visit::<ANY, ANY, ANY>(),
+                | LawKind::Mmpp
+                | LawKind::Trace => v.visit::<ANY, ANY, ANY>(),
             }
         };
     }
@@ -826,7 +863,7 @@ mod tests {
             streams: Lanes::from_stream(Stream::new(11, 0, 0)),
             table: &table,
             status: [0],
-            phase: [0],
+            arrival_state: [0],
         };
         let (mut m1, mut m2) = (0.0f64, 0.0f64);
         for _ in 0..n {
@@ -1126,14 +1163,14 @@ mod tests {
             .iter()
             .map(|&r| Sampler::<1>::new(&p, [r], &[]))
             .collect();
-        let starts: Vec<u32> = narrow.iter().map(|n| n.phase[0]).collect();
-        assert_eq!(wide.phase.to_vec(), starts);
+        let starts: Vec<u32> = narrow.iter().map(|n| n.arrival_state[0]).collect();
+        assert_eq!(wide.arrival_state.to_vec(), starts);
         assert!(starts.contains(&0) && starts.contains(&1), "{starts:?}");
         for _ in 0..20_000 {
             let w = wide.draw(&p.arrival);
             for (k, n) in narrow.iter_mut().enumerate() {
                 assert_eq!(w[k].to_bits(), n.draw(&p.arrival)[0].to_bits());
-                assert_eq!(wide.phase[k], n.phase[0]);
+                assert_eq!(wide.arrival_state[k], n.arrival_state[0]);
             }
         }
         assert_eq!(wide.status, [0; 8]);
@@ -1174,6 +1211,78 @@ mod tests {
             "index of dispersion {dispersion}"
         );
         assert_eq!(s.status, [0]);
+    }
+
+    /// A trace's replications replay its gaps in order from their own
+    /// starting positions (the first word's `resample_index`), wrapping
+    /// after the last; lanes in lock step reproduce single streams; round
+    /// robin's sum is consecutive gaps; random thinning sums a geometric
+    /// number of consecutive gaps, consuming one word per customer.
+    #[test]
+    fn trace_lanes_replay_in_order_from_their_starts() {
+        let table = [9.0f32, 1.0, 2.0, 3.0, 4.0, 5.0];
+        let trace = Law {
+            offset: 1,
+            n: 5,
+            scale: 0.5,
+            ..law(LawKind::Trace, [0.0; 4])
+        };
+        let p = PointParams {
+            arrival: trace,
+            seed_lo: 5,
+            point_index: 2,
+            ..PointParams::default()
+        };
+        let reps: [u32; 8] = std::array::from_fn(|l| l as u32 * 3 + 1);
+        let mut wide = Sampler::<8>::new(&p, reps, &table);
+        let mut starts = Vec::new();
+        for (k, &r) in reps.iter().enumerate() {
+            let mut stream = crate::rng::Stream::new(p.seed(), p.point_index, r);
+            let start = resample_index(stream.next_u32(), 5);
+            assert_eq!(wide.arrival_state[k], start);
+            starts.push(start);
+        }
+        assert!(starts.iter().any(|&s| s != starts[0]), "{starts:?}");
+        for step in 0..12u32 {
+            let x = wide.draw(&p.arrival);
+            for k in 0..8 {
+                let at = (starts[k] + step) % 5;
+                assert_eq!(x[k], 0.5 * table[1 + at as usize], "lane {k} step {step}");
+            }
+        }
+        // No word was drawn after the start: the streams stand where the
+        // start left them.
+        let mut fresh = Sampler::<8>::new(&p, reps, &table);
+        assert_eq!(fresh.streams.next_u32(), wide.streams.next_u32());
+        // Round robin over 3 dynos: three consecutive gaps.
+        let mut one = Sampler::<1>::new(&p, [4], &table);
+        let s0 = one.arrival_state[0];
+        let sum = one.draw_sum(&p.arrival, 3)[0];
+        let expect: f32 = (0..3)
+            .map(|i| 0.5 * table[1 + ((s0 + i) % 5) as usize])
+            .fold(0.0, |a, b| a + b);
+        assert_eq!(sum, expect);
+        assert_eq!(one.arrival_state[0], (s0 + 3) % 5);
+        // Random routing over 4 dynos: one geometric count, then that many
+        // consecutive gaps, the position carried along.
+        let thin = PointParams {
+            thinning: Thinning::Random.code(),
+            route_n: 4,
+            ..p
+        }
+        .with_ln_keep();
+        let mut lanes = Sampler::<8>::new(&thin, reps, &table);
+        let mut total = [0.0f64; 8];
+        for _ in 0..4000 {
+            let x = lanes.next_interarrival(&thin, thin.ln_keep);
+            for l in 0..8 {
+                total[l] += f64::from(x[l]);
+            }
+        }
+        // Mean gap 1.5 (scale 0.5 of mean 3), times 4: 6 per customer.
+        for t in total {
+            assert!((t / 4000.0 / 6.0 - 1.0).abs() < 0.1, "{}", t / 4000.0);
+        }
     }
 
     #[test]

@@ -588,6 +588,12 @@ pub struct PointStats {
     /// Reported numbers the histogram's range did not resolve (the run
     /// loop simulates such a point again with a wider range).
     pub hist_range: RangeUse,
+    /// A mixed fleet: each class's mean wait (engine order, fastest first:
+    /// `RepResult::class_wait`), the mean over the replications that served
+    /// some request of the class, with its Student t CI; NaN for a class
+    /// that served none (or without a fleet).
+    pub class_mean_wait: [f64; 4],
+    pub class_mean_wait_ci95: [Option<f64>; 4],
 }
 
 /// What the sojourn convolution needs of a service law: its CDF `F` and
@@ -929,6 +935,12 @@ pub fn point_stats(
             .collect()
     };
     let exceed: [Vec<f64>; 4] = std::array::from_fn(exceed_fractions);
+    let class_waits = |c: usize| -> Vec<f64> {
+        reps.iter()
+            .filter(|r| r.class_served[c] > 0)
+            .map(|r| f64::from(r.class_wait[c]))
+            .collect()
+    };
     let lost_fractions: Vec<f64> = reps
         .iter()
         .map(|r| f64::from(r.lost) / f64::from(r.customers.max(1)))
@@ -959,6 +971,15 @@ pub fn point_stats(
         mean_service: mean(&col(|r| r.mean_service)),
         failed_reps: reps.iter().filter(|r| r.status != 0).count(),
         hist_range,
+        class_mean_wait: std::array::from_fn(|c| {
+            let waits = class_waits(c);
+            if waits.is_empty() {
+                f64::NAN
+            } else {
+                mean(&waits)
+            }
+        }),
+        class_mean_wait_ci95: std::array::from_fn(|c| ci95_half_width(&class_waits(c))),
     }
 }
 

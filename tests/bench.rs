@@ -111,5 +111,10 @@ fn the_gpu_peak_is_measured_and_above_a_kernel_rate() {
     )
     .unwrap();
     let achieved = customers * ops / wall;
+    // The peak is timed over 0.05 s on a CPU adapter that the other tests
+    // of this binary share: time it again after the kernel, and compare with
+    // the best of the two, so a neighbour's burst does not pass for a kernel
+    // beating the peak.
+    let peak = peak.max(gpu.peak_ops_per_second(0.05).unwrap());
     assert!(achieved < peak, "{achieved} ops/s achieved vs peak {peak}");
 }

@@ -1047,6 +1047,65 @@ fn heavy_tails_are_flagged_before_and_after_the_run() {
     assert_eq!(flags[1], "", "{flags:?}");
 }
 
+/// `--arrival 'trace(file=...)'`: the shipped bursty log replayed from a
+/// flag (the file beside the working directory), `none` as its baseline
+/// (no formula holds for a replayed log) and its index of dispersion in
+/// the row; a log out of order is refused in one line naming the line.
+#[test]
+fn trace_arrivals_run_from_flags_with_their_dispersion_column() {
+    let dir = tempdir();
+    let d = dir.path();
+    let shipped = concat!(env!("CARGO_MANIFEST_DIR"), "/data/bursty-trace.txt");
+    std::fs::copy(shipped, d.join("log.txt")).unwrap();
+    let out = run(
+        d,
+        &[
+            "--routing",
+            "random,jsq",
+            "--servers",
+            "4",
+            "--rho",
+            "0.7",
+            "--service",
+            "exp(mean=1)",
+            "--arrival",
+            "trace(file=log.txt)",
+            "--reps",
+            "16",
+            "--customers",
+            "4000",
+            "-o",
+            "t.csv",
+        ],
+    );
+    assert_ok(&out);
+    let mut reader = csv::Reader::from_path(d.join("t.csv")).unwrap();
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(header.last().unwrap(), "arrival_dispersion");
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 2);
+    for row in &rows {
+        assert_eq!(&row[col("arrival")], "trace(file=log.txt)");
+        assert_eq!(&row[col("analytic_method")], "none");
+        let dispersion: f64 = row[col("arrival_dispersion")].parse().unwrap();
+        assert!(dispersion > 4.0, "{dispersion}");
+        let wait: f64 = row[col("mean_wait")].parse().unwrap();
+        assert!(wait.is_finite() && wait > 0.0, "{wait}");
+    }
+    std::fs::write(d.join("late.txt"), "0.5\n1.5\n1.25\n").unwrap();
+    let bad = run(d, &["--arrival", "trace(file=late.txt)", "-o", "bad.csv"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", show(&bad));
+    let lines = error_lines(&bad);
+    assert_eq!(lines.len(), 1, "{}", show(&bad));
+    assert!(
+        lines[0].contains("trace file 'late.txt' line 3: timestamp 1.25 is before line 2's"),
+        "{}",
+        show(&bad)
+    );
+    assert!(!d.join("bad.csv").exists());
+}
+
 /// `--arrival 'mmpp(rates=[...],switch=[...])'` (lists inside a law in a
 /// comma-separated flag) runs: the rows carry the exact MMPP/M/1 baseline
 /// on one dyno and `arrival_dispersion` (the MMPP's index of dispersion,
@@ -1107,4 +1166,106 @@ fn mmpp_arrivals_run_from_flags_with_their_dispersion_column() {
         "{}",
         show(&bad)
     );
+}
+
+/// `--speeds` (fleets separated by ';') runs every policy that takes a
+/// fleet; the rows carry the fleet, each class's mean wait (the fleet's
+/// order, `;`-separated) with its CI, and the exact per-class baseline for
+/// random and weighted; a plain fleet ("5x1") is the servers axis's fleet;
+/// bad fleets and unsupported combinations are one line, exit 2, no CSV.
+#[test]
+fn fleets_run_from_flags_with_their_class_columns() {
+    let dir = tempdir();
+    let d = dir.path();
+    let out = run(
+        d,
+        &[
+            "--routing",
+            "random,weighted,central,jsq,lwl",
+            "--speeds",
+            "3x1,2x2;5x1",
+            "--lambda",
+            "2.4",
+            "--service",
+            "exp(mean=1)",
+            "--reps",
+            "16",
+            "--customers",
+            "4000",
+            "-o",
+            "f.csv",
+        ],
+    );
+    assert_ok(&out);
+    let mut reader = csv::Reader::from_path(d.join("f.csv")).unwrap();
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(
+        header[header.len() - 4..],
+        [
+            "speeds",
+            "class_mean_wait",
+            "class_mean_wait_ci95",
+            "analytic_class_mean_wait"
+        ]
+    );
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 10);
+    for row in &rows {
+        let (routing, speeds) = (&row[col("routing")], &row[col("speeds")]);
+        let mixed = speeds == "3x1,2x2";
+        assert_eq!(&row[col("servers")], "5");
+        // 2.4/s over a capacity of 7 (mixed) or 5 speed-1 dynos.
+        let rho: f64 = row[col("rho")].parse().unwrap();
+        let capacity = if mixed { 7.0 } else { 5.0 };
+        assert!((rho - 2.4 / capacity).abs() < 1e-6, "{rho}");
+        let classes: Vec<f64> = row[col("class_mean_wait")]
+            .split(';')
+            .map(|x| x.parse().unwrap())
+            .collect();
+        assert_eq!(classes.len(), if mixed { 2 } else { 1 }, "{routing} {speeds}");
+        let exact = &row[col("analytic_class_mean_wait")];
+        if matches!(routing, "random" | "weighted") {
+            assert_eq!(exact.split(';').count(), classes.len(), "{routing} {speeds}");
+        }
+        if mixed {
+            // The fast class waits less where the router ignores speed or
+            // counts only.
+            if matches!(routing, "random" | "weighted" | "jsq") {
+                assert!(classes[1] < classes[0], "{routing}: {classes:?}");
+            }
+            // No convolution: the service time depends on the dyno.
+            assert!(row[col("p99_sojourn")].is_empty());
+            let method = &row[col("analytic_method")];
+            let expected = if matches!(routing, "random" | "weighted") {
+                "exact:mg1_by_class"
+            } else {
+                "none"
+            };
+            assert_eq!(method, expected, "{routing}");
+        }
+    }
+    for (args, expect) in [
+        (
+            &["--speeds", "3x1,2x0"][..],
+            "--speeds: '3x1,2x0' has the speed '0'; expected a fleet such as",
+        ),
+        (
+            &["--speeds", "3x1", "--servers", "3"][..],
+            "--speeds: given together with --servers",
+        ),
+        (
+            &["--speeds", "3x1,2x2", "--routing", "round_robin", "--rho", "0.5"][..],
+            "speeds: round_robin does not model a mixed fleet yet",
+        ),
+    ] {
+        let mut argv = args.to_vec();
+        argv.extend(["-o", "bad.csv"]);
+        let bad = run(d, &argv);
+        assert_eq!(bad.status.code(), Some(2), "{}", show(&bad));
+        let lines = error_lines(&bad);
+        assert_eq!(lines.len(), 1, "{}", show(&bad));
+        assert!(lines[0].contains(expect), "{}", show(&bad));
+        assert!(!d.join("bad.csv").exists());
+    }
 }

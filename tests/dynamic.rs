@@ -72,6 +72,12 @@ enum RefLaw {
         rates: [f64; 2],
         switch: [f64; 2],
     },
+    /// A replayed trace (arrivals only): these gaps in order, from a
+    /// uniformly random start, wrapping after the last. Not renewal: drawn
+    /// by [`RefLaw::next_arrival`] from the replication's position.
+    Trace {
+        gaps: &'static [f64],
+    },
 }
 
 impl RefLaw {
@@ -82,6 +88,7 @@ impl RefLaw {
             RefLaw::Mmpp { switch, .. } => {
                 usize::from(rng.random::<f64>() < switch[0] / (switch[0] + switch[1]))
             }
+            RefLaw::Trace { gaps } => rng.random_range(0..gaps.len()),
             _ => 0,
         }
     }
@@ -91,6 +98,11 @@ impl RefLaw {
     /// next switch at rate s_i, memoryless, so redrawn after each switch),
     /// not the engines' one-race-per-sojourn sampler; a plain draw otherwise.
     fn next_arrival(self, rng: &mut StdRng, phase: &mut usize) -> f64 {
+        if let RefLaw::Trace { gaps } = self {
+            let gap = gaps[*phase];
+            *phase = (*phase + 1) % gaps.len();
+            return gap;
+        }
         let RefLaw::Mmpp { rates, switch } = self else {
             return self.sample(rng);
         };
@@ -126,7 +138,9 @@ impl RefLaw {
             }
             RefLaw::Erlang { k, mean } => (0..k).map(|_| exp(rng, mean / f64::from(k))).sum(),
             RefLaw::Uniform { lo, hi } => lo + (hi - lo) * rng.random::<f64>(),
-            RefLaw::Mmpp { .. } => panic!("an MMPP is drawn by next_arrival"),
+            RefLaw::Mmpp { .. } | RefLaw::Trace { .. } => {
+                panic!("a stateful stream is drawn by next_arrival")
+            }
         }
     }
 }
@@ -143,6 +157,11 @@ enum RefPolicy {
     Random,
     /// Arrival i to server i mod R; only server 0's requests are recorded.
     RoundRobin,
+    /// Each arrival to a server uniformly at random, every request recorded
+    /// (a fleet routed at random).
+    Uniform,
+    /// Each arrival to a server with probability proportional to its speed.
+    Weighted,
 }
 
 /// What a late request does in the reference: its patience's law and
@@ -167,6 +186,10 @@ struct Reference {
     patience: Option<RefPatience>,
     /// The most requests a server may hold (a refused one is lost).
     capacity: Option<usize>,
+    /// A mixed fleet: each server's speed (a request of size S takes S /
+    /// speed there; `central` sends a request to the fastest idle server,
+    /// ties at random). None: all of speed 1.
+    speeds: Option<&'static [f64]>,
 }
 
 impl Reference {
@@ -230,7 +253,8 @@ impl Reference {
                             false,
                         );
                         if joins {
-                            servers[s].push_back((start + service, k));
+                            let speed = self.speeds.map_or(1.0, |v| v[s]);
+                            servers[s].push_back((start + service / speed, k));
                         }
                         if done == total {
                             break 'arrivals;
@@ -241,7 +265,8 @@ impl Reference {
                     }
                 }
             }
-            let service = self.service.sample(rng);
+            let size = self.service.sample(rng);
+            let speed = |s: usize| self.speeds.map_or(1.0, |v| v[s]);
             let k = if self.routers > 1 {
                 rng.random_range(0..self.routers)
             } else {
@@ -273,21 +298,40 @@ impl Reference {
                     let free: Vec<f64> = servers.iter().map(|q| free_at(q, t)).collect();
                     (0..r).min_by(|&a, &b| free[a].total_cmp(&free[b])).unwrap()
                 }
-                RefPolicy::Central if !idle.is_empty() => uniform_among(rng, &idle),
+                RefPolicy::Central if !idle.is_empty() => {
+                    let fastest = idle.iter().map(|&s| speed(s)).fold(0.0, f64::max);
+                    let ties: Vec<usize> =
+                        idle.iter().copied().filter(|&s| speed(s) == fastest).collect();
+                    uniform_among(rng, &ties)
+                }
                 RefPolicy::Central => {
                     let patience = draw_patience(rng);
-                    queues[k].push_back((t, service, patience));
+                    queues[k].push_back((t, size, patience));
                     continue;
                 }
-                RefPolicy::Random => rng.random_range(0..r),
+                RefPolicy::Random | RefPolicy::Uniform => rng.random_range(0..r),
+                RefPolicy::Weighted => {
+                    let total: f64 = (0..r).map(speed).sum();
+                    let mut u = rng.random::<f64>() * total;
+                    let mut pick = r - 1;
+                    for s in 0..r {
+                        if u < speed(s) {
+                            pick = s;
+                            break;
+                        }
+                        u -= speed(s);
+                    }
+                    pick
+                }
                 RefPolicy::RoundRobin => (arrivals - 1) % r,
             };
             if matches!(self.policy, RefPolicy::Random | RefPolicy::RoundRobin) && s != 0 {
                 // Another dyno: served, not recorded.
                 let start = free_at(&servers[s], t);
-                servers[s].push_back((start + service, k));
+                servers[s].push_back((start + size, k));
                 continue;
             }
+            let service = size / speed(s);
             let patience = draw_patience(rng);
             let start = free_at(&servers[s], t);
             let refused = self.capacity.is_some_and(|c| servers[s].len() >= c);
@@ -486,15 +530,20 @@ fn check_against_reference(
         extra += &format!("capacity = [{k}]\n");
     }
     let extra = extra.as_str();
-    let toml = spec_text(
-        routing,
-        extra,
-        reference.servers as u32,
-        rho,
-        arrival,
-        service,
-        &run,
-    );
+    let toml = match reference.speeds {
+        // A fleet sets its servers.
+        Some(_) => spec_text(routing, extra, 0, rho, arrival, service, &run)
+            .replace("servers = [0]\n", ""),
+        None => spec_text(
+            routing,
+            extra,
+            reference.servers as u32,
+            rho,
+            arrival,
+            service,
+            &run,
+        ),
+    };
     let points = engine_points(&toml);
     assert_eq!(points.len(), 1);
     let (g, reps_out, stats) = &points[0];
@@ -544,7 +593,7 @@ fn reference(
     let mean = match service {
         RefLaw::Exp { mean } | RefLaw::HyperExp { mean, .. } | RefLaw::Erlang { mean, .. } => mean,
         RefLaw::Uniform { lo, hi } => 0.5 * (lo + hi),
-        RefLaw::Mmpp { .. } => panic!("an MMPP is an arrival law"),
+        RefLaw::Mmpp { .. } | RefLaw::Trace { .. } => panic!("an arrival law"),
     };
     Reference {
         policy,
@@ -558,6 +607,7 @@ fn reference(
         customers: 20_000,
         patience: None,
         capacity: None,
+        speeds: None,
     }
 }
 
@@ -597,6 +647,47 @@ fn mmpp_thinned_dyno_matches_the_whole_system() {
             r,
             0.7,
             "mmpp(rates=[1,3],switch=[0.5,0.5])",
+            "exp(mean=1)",
+        );
+    }
+}
+
+/// The shipped bursty log (`data/bursty-trace.txt`) replayed as the whole
+/// stream: one dyno of it under random routing and round robin (the
+/// engines sum a geometric number or every R-th of the trace's consecutive
+/// gaps), and jsq over all R dynos (the dispatch kernel), each against the
+/// reference replaying the same gaps, read here from the file on its own,
+/// at the stream's rate (rho 0.7 over 4 dynos of exp(mean=1): 2.8).
+#[test]
+fn trace_replay_matches_the_whole_system() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/bursty-trace.txt");
+    let stamps: Vec<f64> = std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    let raw: Vec<f64> = stamps.windows(2).map(|w| w[1] - w[0]).collect();
+    let mean_gap = raw.iter().sum::<f64>() / raw.len() as f64;
+    let scale = 1.0 / (2.8 * mean_gap);
+    let gaps: &'static [f64] = Box::leak(raw.iter().map(|g| g * scale).collect());
+    for (routing, policy) in [
+        ("random", RefPolicy::Random),
+        ("round_robin", RefPolicy::RoundRobin),
+        ("jsq", RefPolicy::Jsq),
+    ] {
+        let r = Reference {
+            arrival: RefLaw::Trace { gaps },
+            warmup: 2_000,
+            customers: 40_000,
+            ..reference(policy, 4, 1, 0.7, EXP1)
+        };
+        check_against_reference(
+            routing,
+            "",
+            r,
+            0.7,
+            &format!("trace(file={path})"),
             "exp(mean=1)",
         );
     }
@@ -649,6 +740,39 @@ fn jsq_matches_reference() {
         "exp",
         "hyperexp(scv=4,mean=1)",
     );
+}
+
+/// A mixed fleet, `"2x1,3x3"` (speeds 1 and 3): the engine numbers the
+/// dynos fastest class first, so the reference's servers are listed so.
+const FLEET: &str = "2x1,3x3";
+const FLEET_SPEEDS: &[f64] = &[3.0, 3.0, 3.0, 1.0, 1.0];
+
+/// Every policy that takes a fleet, on the dispatch kernel, against the
+/// reference serving each request in size / speed: jsq, pod and jiq
+/// choose by counts as on equal dynos, lwl by work left, central sends a
+/// request to the fastest idle dyno and else queues it for the first to
+/// free up, weighted picks a dyno with probability ∝ speed and random
+/// uniformly (the slow dynos at rho 0.88 for the fleet's 0.4).
+#[test]
+fn fleets_match_reference() {
+    for (routing, policy, rho) in [
+        ("jsq", RefPolicy::Jsq, 0.85),
+        ("pod", RefPolicy::Pod(2), 0.85),
+        ("jiq", RefPolicy::Jiq, 0.85),
+        ("lwl", RefPolicy::Lwl, 0.85),
+        ("central", RefPolicy::Central, 0.85),
+        ("weighted", RefPolicy::Weighted, 0.7),
+        ("random", RefPolicy::Uniform, 0.4),
+    ] {
+        let mut r = reference(policy, 5, 1, rho, EXP1);
+        // rho is over the fleet's capacity, 11 speed-1 dynos.
+        r.arrival = RefLaw::Exp {
+            mean: 1.0 / (rho * 11.0),
+        };
+        r.speeds = Some(FLEET_SPEEDS);
+        let extra = format!("choices = [2]\nspeeds = [\"{FLEET}\"]\n");
+        check_against_reference(routing, &extra, r, rho, "exp", "exp(mean=1)");
+    }
 }
 
 #[test]
@@ -1456,11 +1580,51 @@ fn gpu_matches_cpu_for_every_policy() {
             )
         });
     }
+    // A mixed fleet, 4 dynos of speed 2 then 4 of speed 1 (engine order,
+    // fastest first; service-time factors 1/2 and 1, exact in f32), with
+    // the uniform laws: every policy that takes a fleet, the per-class sums
+    // compared too.
+    let mut fleet_params = Vec::new();
+    for (policy, choices) in [
+        (DispatchPolicy::Random, 1),
+        (DispatchPolicy::Weighted, 1),
+        (DispatchPolicy::FirstFree, 1),
+        (DispatchPolicy::Jsq, 1),
+        (DispatchPolicy::Pod, 2),
+        (DispatchPolicy::Jiq, 1),
+        (DispatchPolicy::Lwl, 1),
+    ] {
+        // rho 0.75 of a capacity of 12 speed-1 dynos (0.5 for random's
+        // slow dynos: 12 · 0.5 / 8 = 0.75).
+        let rho = if policy == DispatchPolicy::Random {
+            0.5f32
+        } else {
+            0.75
+        };
+        let width = (2.0 / (rho * 12.0)).log2().ceil().exp2();
+        let a = rho * 12.0 * width / 2.0 - 0.5;
+        fleet_params.push(PointParams {
+            choices,
+            fleet_classes: 2,
+            fleet_end: [4, 8, 8, 8],
+            fleet_time: [0.5, 1.0, 1.0, 1.0],
+            fleet_pick: [(2u64 << 32).div_euclid(3) as u32, u32::MAX, u32::MAX, u32::MAX],
+            ..point(
+                300 + fleet_params.len() as u32,
+                Kernel::Dispatch.code(),
+                policy.code(),
+                8,
+                law(LawKind::Uniform, [0.0, width, 0.0, 0.0]),
+                law(LawKind::Uniform, [a, 1.0, 0.0, 0.0]),
+            )
+        });
+    }
     let reps = 64;
     for (params, exact, laws) in [
         (&exact_params, true, "uniform laws"),
         (&exp_params, false, "exponential laws"),
         (&mmpp_params, false, "mmpp arrivals, exponential service"),
+        (&fleet_params, true, "a mixed fleet, uniform laws"),
     ] {
         let cpu = run_points(params, reps, &mut CpuEngine::new(0));
         let gpu_out = run_points(params, reps, &mut gpu);
@@ -1477,7 +1641,9 @@ fn gpu_matches_cpu_for_every_policy() {
                 assert_eq!(a.customers, b.customers);
                 let agrees = close(a.mean_wait, b.mean_wait, 1e-4)
                     && close(a.mean_sojourn, b.mean_sojourn, 1e-4)
-                    && close(a.mean_service, b.mean_service, 1e-4);
+                    && close(a.mean_service, b.mean_service, 1e-4)
+                    && a.class_served == b.class_served
+                    && (0..4).all(|c| close(a.class_wait[c], b.class_wait[c], 1e-4));
                 if exact {
                     assert!(
                         agrees,

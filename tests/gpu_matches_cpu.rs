@@ -181,6 +181,46 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
     // Its draws depend on the phase: different interarrival sequences from
     // a renewal law of the same mean (checked below on the CPU's output).
     let mmpp_points = mmpp_start..params.len();
+    // A replayed trace (the table's six values as gaps in order, scaled to
+    // mean 1; stateful: a position per replication, kept across passes),
+    // through the same kernels and thinnings.
+    let trace = Law {
+        offset: 0,
+        n: 6,
+        scale: 6.0 / 3.85,
+        ..law(LawKind::Trace, 6, [0.0; 4])
+    };
+    for (service, kernel, thinning, servers, route_n) in [
+        (services[0], Kernel::Lindley, Thinning::None, 1, 1),
+        (svc, Kernel::Lindley, Thinning::Random, 1, 4),
+        (svc, Kernel::Lindley, Thinning::EveryNth, 1, 4),
+        (svc, Kernel::KieferWolfowitz, Thinning::None, 4, 1),
+    ] {
+        params.push(point(
+            params.len() as u32,
+            trace,
+            service,
+            kernel.code(),
+            thinning.code(),
+            servers,
+            route_n,
+        ));
+    }
+    let long_trace = PointParams {
+        customers: 20_000,
+        warmup: 1000,
+        ..point(
+            params.len() as u32,
+            trace,
+            services[0],
+            Kernel::Lindley.code(),
+            Thinning::None.code(),
+            1,
+            1,
+        )
+    };
+    assert_eq!(long_trace.segments().count, 1);
+    params.push(long_trace);
     params.push(point(
         params.len() as u32,
         exp_arr,

@@ -99,7 +99,7 @@ const NUMBERS: [&str; 20] = [
     "[0.1",
 ];
 
-const LAWS: [&str; 11] = [
+const LAWS: [&str; 12] = [
     "exp",
     "det",
     "erlang",
@@ -111,6 +111,7 @@ const LAWS: [&str; 11] = [
     "uniform",
     "empirical",
     "mmpp",
+    "trace",
 ];
 
 const KEYS: [&str; 18] = [

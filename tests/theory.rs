@@ -694,3 +694,123 @@ fn gpu_mmpp_m_1_matches_the_matrix_geometric_mean_wait() {
     let toml = mmpp_spec("\"jsq\"", "1", 512, 1_500, 500, 412);
     check_exact(&toml, &mut gpu, "exact:mmpp_m_1", 0.10);
 }
+
+// ---------------------------------------------------------------------------
+// Trace replay (both engines)
+
+/// A spec replaying a trace of 1001 evenly spaced timestamps (1000 gaps of
+/// 1, any start alike): deterministic arrivals. Its own baseline is `none`
+/// (a trace is no renewal process); the test compares it with the same
+/// spec's `det` arrival baselines, point by point, which are exact:
+/// D/M/1 by GI/M/1 (one dyno; round robin's every 4th arrival, D again),
+/// and one of 4 dynos under random routing (the deterministic stream
+/// thinned at random, GI/M/1 through the thinning's transform).
+fn even_trace_specs(reps: u32, customers: u32, warmup: u32, seed: u64) -> (String, String) {
+    let dir = std::env::temp_dir().join(format!("qsweep-theory-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("even.txt");
+    let stamps: String = (0..=1000).map(|t| format!("{t}\n")).collect();
+    std::fs::write(&file, stamps).unwrap();
+    let spec = |arrival: &str| {
+        spec_arriving(
+            arrival,
+            "\"random\", \"round_robin\"",
+            "1, 4",
+            "1",
+            0.8,
+            "exp(mean=1)",
+            reps,
+            customers,
+            warmup,
+            seed,
+        )
+    };
+    (
+        spec(&format!("trace(file={})", file.display())),
+        spec("det"),
+    )
+}
+
+/// Runs the even trace and checks each point against the `det` spec's
+/// exact baseline (mean and p99).
+fn check_even_trace(engine: &mut dyn Engine, reps: u32, customers: u32, warmup: u32, seed: u64) {
+    let (trace, det) = even_trace_specs(reps, customers, warmup, seed);
+    let det_spec =
+        qsweep::spec::Spec::from_toml_str(&det, "det", std::path::Path::new(".")).unwrap();
+    let exact: Vec<_> = det_spec.points().iter().map(qsweep::run::baseline).collect();
+    let points = simulate(&trace, engine);
+    assert_eq!(points.len(), exact.len());
+    for ((g, s, b), e) in points.iter().zip(&exact) {
+        assert_eq!(b.method, "none", "{}", describe(g));
+        assert!(e.method.starts_with("exact:"), "{}: {}", describe(g), e.method);
+        assert_clean(g, s, reps as usize, customers);
+        assert_mean_matches(g, s, e.mean_wait.unwrap(), 0.10);
+        assert_p99_matches(g, s, e.p99_wait.unwrap(), 0.10);
+    }
+}
+
+/// A trace of even gaps replays as deterministic arrivals: D/M/1 and its
+/// thinnings on the CPU engine.
+#[test]
+fn even_trace_replays_as_d_m_1() {
+    check_even_trace(&mut cpu(), 64, 50_000, 2_000, 511);
+}
+
+/// The same on the GPU kernels, with short replications.
+#[test]
+fn gpu_even_trace_replays_as_d_m_1() {
+    let Some(mut gpu) = common::gpu_or_skip("gpu_even_trace_replays_as_d_m_1") else {
+        return;
+    };
+    check_even_trace(&mut gpu, 1024, 1_500, 500, 512);
+}
+
+/// A mixed fleet of 6 dynos of speed 1 and 2 of speed 3 (capacity 12) at
+/// 6 requests per time unit, exponential sizes of mean 1: random routing
+/// makes every dyno M/M/1 at rate 6/8 (the slow ones at rho 0.75, the fast
+/// at 0.25), weighted at rate 6·s/12 (every dyno at rho 0.5). Each class's
+/// mean wait, the row's mean and its p99 (`analytic::fleet`: P-K per class,
+/// the mixture of the classes' exponential tails) against the simulation
+/// of the whole fleet on the dispatch kernel.
+fn check_fleet(engine: &mut dyn Engine, reps: u32, customers: u32, warmup: u32) {
+    let toml = format!(
+        "[sweep]\nrouting = [\"random\", \"weighted\"]\nspeeds = [\"6x1,2x3\"]\n\
+         lambda = [6]\nservice = [\"exp(mean=1)\"]\n\n[run]\nreps = {reps}\n\
+         customers = {customers}\nwarmup = {warmup}\nseed = 2024\n"
+    );
+    for (g, s, b) in simulate(&toml, engine) {
+        assert_eq!(b.method, "exact:mg1_by_class", "{}", describe(&g));
+        assert_eq!(s.failed_reps, 0);
+        assert_mean_matches(&g, &s, b.mean_wait.unwrap(), 0.10);
+        assert_p99_matches(&g, &s, b.p99_wait.unwrap(), 0.10);
+        let fleet = g.fleet.as_ref().unwrap();
+        let exact = qsweep::run::class_baseline(&g).unwrap();
+        let sim = fleet.user_order(&s.class_mean_wait[..2]);
+        let ci = fleet.user_order(&s.class_mean_wait_ci95[..2]);
+        for c in 0..2 {
+            let ci = ci[c].unwrap();
+            let what = format!(
+                "{} class {c}: mean wait sim {} ± {ci}, exact {}",
+                describe(&g),
+                sim[c],
+                exact[c]
+            );
+            eprintln!("{what}");
+            assert!(ci <= 0.10 * exact[c], "CI too wide: {what}");
+            assert!((sim[c] - exact[c]).abs() <= 1.5 * ci, "{what}");
+        }
+    }
+}
+
+#[test]
+fn fleet_classes_match_pollaczek_khinchine() {
+    check_fleet(&mut cpu(), 64, 50_000, 5_000);
+}
+
+#[test]
+fn gpu_fleet_classes_match_pollaczek_khinchine() {
+    let Some(mut gpu) = common::gpu_or_skip("gpu_fleet_classes_match_pollaczek_khinchine") else {
+        return;
+    };
+    check_fleet(&mut gpu, 1024, 3_000, 1_000);
+}

@@ -74,6 +74,7 @@ mod approximations;
 pub mod capacity;
 mod erlang;
 pub mod finite;
+pub mod fleet;
 mod gi_m_1;
 pub mod impatience;
 mod mg1;
@@ -144,6 +145,10 @@ pub enum Family {
     Pareto,
     Uniform,
     Empirical,
+    /// A replayed trace: its gaps' marginal law is known (empirical), but
+    /// consecutive gaps keep the trace's correlations, so no formula for
+    /// renewal input applies and no baseline exists.
+    Trace,
     /// A two-phase MMPP (the arrival stream, rescaled to the row's rate):
     /// not a renewal process, so no formula for renewal input applies;
     /// `mmpp_m_1` is its exact one-server baseline.
@@ -185,6 +190,7 @@ pub struct Baseline {
     pub p99_wait: Option<f64>,
     /// One of "exact:mm1", "exact:erlang_c", "exact:pollaczek_khinchine",
     /// "exact:md1", "exact:er_m_1", "exact:gi_m_1", "exact:mmpp_m_1",
+    /// "exact:mg1_by_class" (a mixed fleet routed at random: `fleet`),
     /// "exact:erlang_a", "exact:mm1_det_patience", "exact:mmc_det_patience",
     /// "exact:mg1_det_patience" (abandonment: `patience`),
     /// "exact:mm1k", "exact:mmck", "exact:erlang_b" (a capacity: `capacity`),
@@ -320,7 +326,8 @@ fn is_exponential(law: &LawMoments) -> bool {
 /// gives Pollaczek–Khinchine (plus the exact M/D/1 percentile for
 /// deterministic service); everything else gets Krämer–Langenbach-Belz (one
 /// server) or Allen–Cunneen (several servers). MMPP arrivals, which are not
-/// renewal, get none of these: [`mmpp_baseline`].
+/// renewal, get none of these: [`mmpp_baseline`]; a replayed trace gets none
+/// at all.
 pub fn baseline(q: &QueueInput) -> Baseline {
     let s = q.service;
     // NaN or non-positive rates/means: nothing to say. Infinite ones fall
@@ -336,6 +343,10 @@ pub fn baseline(q: &QueueInput) -> Baseline {
     if !nonneg_finite(s.scv) {
         // E.g. Pareto with infinite variance: the exact M/G/1 mean is infinite,
         // the approximations are meaningless.
+        return Baseline::none();
+    }
+    if q.arrival.family == Family::Trace {
+        // A replayed trace is no renewal process and no MMPP: no formula.
         return Baseline::none();
     }
 

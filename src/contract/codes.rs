@@ -97,17 +97,21 @@ wire_enum! {
         /// only, and the one law whose draws depend on the replication's
         /// past (its phase, kept beside the stream).
         Mmpp = 10 => "LAW_MMPP",
+        /// A replayed trace of interarrival gaps (in the table, in file
+        /// order): an arrival law only, whose draws follow the replication's
+        /// position in the trace.
+        Trace = 11 => "LAW_TRACE",
     }
 }
 
 impl LawKind {
     /// Whether draws of this law depend on the replication's earlier draws
     /// (a non-renewal arrival stream: MMPP keeps its phase between
-    /// interarrivals). Such a replication runs as one segment, and no sum
+    /// interarrivals, a trace its position). Such a replication runs as one segment, and no sum
     /// of its draws may be taken in closed form.
     #[inline(always)]
     pub const fn is_stateful(self) -> bool {
-        matches!(self, LawKind::Mmpp)
+        matches!(self, LawKind::Mmpp | LawKind::Trace)
     }
 }
 
@@ -158,6 +162,29 @@ wire_enum! {
         /// `routers` > 1 routers, each with its own FCFS queue, dispatching to
         /// servers where it has no request of its own.
         Central = 4 => "DISPATCH_CENTRAL",
+        /// Mixed fleets: a server uniformly at random (one word).
+        Random = 5 => "DISPATCH_RANDOM",
+        /// Mixed fleets: a class with probability proportional to its
+        /// share of the speed (one word), a server of it uniformly (one
+        /// word).
+        Weighted = 6 => "DISPATCH_WEIGHTED",
+        /// Mixed fleets: one central FCFS queue, each request to the first
+        /// server free, the fastest idle one when several are.
+        FirstFree = 7 => "DISPATCH_FIRST_FREE",
+    }
+}
+
+impl DispatchPolicy {
+    /// Whether the policy decides on the servers' free-at times alone (or
+    /// none of the state): no departure heap, no counts, no overflow.
+    pub fn free_times_only(self) -> bool {
+        matches!(
+            self,
+            DispatchPolicy::Lwl
+                | DispatchPolicy::Random
+                | DispatchPolicy::Weighted
+                | DispatchPolicy::FirstFree
+        )
     }
 }
 
@@ -201,5 +228,21 @@ mod tests {
             LawKind::try_from(99).unwrap_err().to_string(),
             "99 is not a LawKind code"
         );
+    }
+
+    /// The WGSL twin of [`LawKind::is_stateful`] (`law_is_stateful` in
+    /// sampling.wgsl, which keeps such a one-server replication in one
+    /// segment) names exactly the stateful kinds.
+    #[test]
+    fn the_wgsl_twin_of_is_stateful_names_the_same_kinds() {
+        let source = include_str!("../../shaders/sampling.wgsl");
+        let start = source
+            .find("fn law_is_stateful(")
+            .expect("sampling.wgsl defines law_is_stateful");
+        let body = &source[start..start + source[start..].find('}').unwrap()];
+        for &kind in LawKind::ALL {
+            let named = body.contains(&format!("kind == {}", kind.wgsl_name()));
+            assert_eq!(named, kind.is_stateful(), "{kind:?} in {body}");
+        }
     }
 }

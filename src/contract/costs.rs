@@ -28,8 +28,10 @@ pub fn law_loop_cost(law: &Law) -> u64 {
         | LawKind::Pareto
         | LawKind::Uniform
         // Both modes of an empirical law are one word and one straight
-        // lookup (select, no branch), as the interpolation was alone.
-        | LawKind::Empirical => 2,
+        // lookup (select, no branch), as the interpolation was alone; a
+        // trace's gap is one lookup.
+        | LawKind::Empirical
+        | LawKind::Trace => 2,
     }
 }
 
@@ -49,7 +51,8 @@ pub fn sum_loop_cost(law: &Law, m: u64) -> u64 {
         | LawKind::Pareto
         | LawKind::Uniform
         | LawKind::Empirical
-        | LawKind::Mmpp => m * law_loop_cost(law) + 1,
+        | LawKind::Mmpp
+        | LawKind::Trace => m * law_loop_cost(law) + 1,
     }
 }
 
@@ -99,8 +102,19 @@ pub fn dispatch_loops_per_customer(p: &PointParams) -> u64 {
     let r = u64::from(p.servers.max(1));
     let period = u64::from(rebase_period(p.servers));
     let policy = p.policy();
-    if policy == DispatchPolicy::Lwl {
-        return r + r.div_ceil(period) + 2;
+    // A fleet's class lookup (a short scan of at most four ends) and its
+    // per-class sum.
+    let fleet = if p.has_fleet() { 6 } else { 0 };
+    match policy {
+        // A scan of every server's free-at time.
+        DispatchPolicy::Lwl | DispatchPolicy::FirstFree => {
+            return r + r.div_ceil(period) + 2 + fleet
+        }
+        // One or two words, the amortized rebase.
+        DispatchPolicy::Random | DispatchPolicy::Weighted => {
+            return r.div_ceil(period) + 4 + fleet
+        }
+        _ => {}
     }
     // Requests in the system: at most the capacity, and far fewer at any
     // load that is not about to overflow (at a capacity grown past the
@@ -135,5 +149,5 @@ pub fn dispatch_loops_per_customer(p: &PointParams) -> u64 {
         0
     };
     let patience = if p.reneging() == Reneging::None { 0 } else { 2 };
-    3 * (2 * depth + 2) + depth + pod + rebase + limit + patience + 2
+    3 * (2 * depth + 2) + depth + pod + rebase + limit + patience + 2 + fleet
 }

@@ -141,8 +141,9 @@ pub mod dispatch {
         let r = u64::from(p.servers.max(1));
         let header = u64::from(HEADER_WORDS);
         let policy = p.policy();
-        if policy == DispatchPolicy::Lwl {
-            return header + r;
+        let classes = if p.has_fleet() { FLEET_WORDS } else { 0 };
+        if policy.free_times_only() {
+            return header + r + classes;
         }
         let h = u64::from(h);
         let k = u64::from(p.routers.max(1));
@@ -156,8 +157,12 @@ pub mod dispatch {
         } else {
             0
         };
-        header + r + 2 * h + k * per_router + queues
+        header + r + 2 * h + k * per_router + queues + classes
     }
+
+    /// Words of a fleet's per-class sums at the end of the state: a Kahan
+    /// sum (sum, carry) and a count per class (`o_class` in the kernel).
+    pub const FLEET_WORDS: u64 = 3 * super::MAX_FLEET_CLASSES as u64;
 
     /// Words of a router-queue slot: arrival time, service, interarrival,
     /// and with patience the request's patience (`d_qw` in the kernel).
@@ -177,7 +182,7 @@ pub mod dispatch {
     /// Whether replications of `p` can overflow at all (`lwl` keeps no
     /// per-request state).
     pub fn can_overflow(p: &PointParams) -> bool {
-        p.kernel() == super::Kernel::Dispatch && p.policy() != DispatchPolicy::Lwl
+        p.kernel() == super::Kernel::Dispatch && !p.policy().free_times_only()
     }
 
     /// The memory limit of a replication's state, in bytes:
@@ -268,7 +273,27 @@ pub struct PointParams {
     /// service time from the same stream, when `reneging` is not
     /// [`Reneging::None`] (unused otherwise).
     pub patience: Law,
+    /// A mixed fleet (`crate::fleet`), [`Kernel::Dispatch`] only: server
+    /// `i` is of class `c` when `fleet_end[c − 1] <= i < fleet_end[c]`
+    /// (classes fastest first; the unused ends are `servers`).
+    pub fleet_end: [u32; 4],
+    /// Each class's service-time factor `1 / speed`, computed in f64 and
+    /// rounded once: a request of size S takes `S · fleet_time[c]` (a
+    /// product, which every backend rounds correctly; WGSL's division may
+    /// err by 2.5 ulp).
+    pub fleet_time: [f32; 4],
+    /// `weighted`: the class of a request is the first `c` whose
+    /// `fleet_pick[c]` exceeds its word (the cumulative speed shares ×
+    /// 2^32, the last `u32::MAX`).
+    pub fleet_pick: [u32; 4],
+    /// Classes in the fleet; 0: identical servers of speed 1 (nothing of
+    /// the fleet is read, and every kernel runs as it does without one).
+    pub fleet_classes: u32,
+    pub _fleet_pad: [u32; 3],
 }
+
+/// Speed classes one fleet may have ([`PointParams::fleet_end`]).
+pub const MAX_FLEET_CLASSES: usize = 4;
 
 /// The largest capacity K a point may have: the Kiefer–Wolfowitz kernels
 /// keep K slots per replication (free-at times and a ring of start times)
@@ -439,6 +464,23 @@ impl PointParams {
         }
     }
 
+    /// Whether the point's servers have different speeds (a fleet).
+    #[inline(always)]
+    pub fn has_fleet(&self) -> bool {
+        self.fleet_classes > 0
+    }
+
+    /// The class of server `srv` of a fleet (0 without one). Twin of
+    /// `fleet_class` in `shaders/dispatch.wgsl`.
+    #[inline(always)]
+    pub fn fleet_class(&self, srv: u32) -> usize {
+        let mut c = 0;
+        while c + 1 < self.fleet_classes as usize && srv >= self.fleet_end[c] {
+            c += 1;
+        }
+        c
+    }
+
     /// `choices` as the dispatch kernels use it: 1 ..= min(R, MAX_CHOICES).
     pub fn effective_choices(&self) -> u32 {
         self.choices
@@ -584,6 +626,12 @@ pub struct RepResult {
     /// ([`PointParams::system_limit`]), refused (blocked, likewise in no
     /// other field). 0 without either.
     pub lost: u32,
+    /// A mixed fleet: each class's mean wait over its served recorded
+    /// requests (engine order, fastest first; 0 where none), from f32
+    /// Kahan sums. 0 without a fleet.
+    pub class_wait: [f32; 4],
+    /// A mixed fleet: the served recorded requests of each class.
+    pub class_served: [u32; 4],
 }
 
 pub mod rep_status {

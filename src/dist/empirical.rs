@@ -1,4 +1,5 @@
-//! Reading `empirical(file=...)` data files.
+//! Reading `empirical(file=...)` data files and `trace(file=...)`
+//! timestamp files.
 //!
 //! Why this module exists: an empirical law is only as trustworthy as the
 //! file behind it, so reading it (path resolution, comments, the checks on
@@ -10,9 +11,6 @@ use std::path::Path;
 
 use super::{DistError, Role};
 
-/// Read an empirical file: one nonnegative number per line; blank lines and
-/// lines starting with '#' skipped. Returns the values sorted, rounded to f32
-/// (the precision of the engines' table, so moments describe what is sampled).
 /// Where `file=` points: as given when absolute, else beside the spec.
 pub(super) fn resolve(file: &str, base_dir: &Path) -> std::path::PathBuf {
     let path = Path::new(file);
@@ -23,13 +21,10 @@ pub(super) fn resolve(file: &str, base_dir: &Path) -> std::path::PathBuf {
     }
 }
 
-pub(super) fn load_empirical(
-    role: Role,
-    file: &str,
-    base_dir: &Path,
-) -> Result<Vec<f64>, DistError> {
+/// The text of a data file, or its one-line refusal (`what` names the law).
+fn read_data(what: &str, file: &str, base_dir: &Path) -> Result<String, DistError> {
     let full = resolve(file, base_dir);
-    let fail = |msg: String| DistError(format!("{role}: empirical file '{file}' {msg}"));
+    let fail = |msg: String| DistError(format!("{what} file '{file}' {msg}"));
     // A FIFO would block the read forever (issue 25).
     if let Some(kind) = crate::files::special(&full) {
         return Err(fail(format!(
@@ -43,7 +38,81 @@ pub(super) fn load_empirical(
             full.display()
         ))
     })?;
-    let content = content.strip_prefix('\u{feff}').unwrap_or(&content);
+    Ok(match content.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => content,
+    })
+}
+
+/// Read a trace file: one timestamp per line, in nondecreasing order (any
+/// unit: the load rescales the trace to the point's rate); blank lines and
+/// lines starting with '#' skipped. Returns the gaps between consecutive
+/// timestamps in file order, computed in f64 (so absolute timestamps such
+/// as Unix epoch seconds keep their sub-millisecond differences) and then
+/// rounded to f32, the precision the engines replay them at.
+pub(super) fn load_trace(file: &str, base_dir: &Path) -> Result<Vec<f64>, DistError> {
+    let content = read_data("arrival: trace", file, base_dir)?;
+    let fail = |msg: String| DistError(format!("arrival: trace file '{file}' {msg}"));
+    let mut gaps = Vec::new();
+    let mut last: Option<(f64, usize)> = None;
+    for (i, line) in content.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let lineno = i + 1;
+        let t: f64 = line.parse().map_err(|_| {
+            fail(format!(
+                "line {lineno}: '{line}' is not a number; expected one timestamp per line \
+                 ('#' starts a comment line)"
+            ))
+        })?;
+        if !t.is_finite() {
+            return Err(fail(format!(
+                "line {lineno}: '{line}' is not a finite number; expected one timestamp per line"
+            )));
+        }
+        if let Some((prev, prev_line)) = last {
+            if t < prev {
+                return Err(fail(format!(
+                    "line {lineno}: timestamp {line} is before line {prev_line}'s; expected \
+                     timestamps in nondecreasing order (sort the log first)"
+                )));
+            }
+            let gap = t - prev;
+            if !(gap as f32).is_finite() {
+                return Err(fail(format!(
+                    "line {lineno}: the gap after line {prev_line} is {gap:e}, beyond f32; \
+                     expected timestamps of moderate size"
+                )));
+            }
+            gaps.push(f64::from(gap as f32));
+        }
+        last = Some((t, lineno));
+    }
+    if gaps.is_empty() {
+        return Err(fail(
+            "has fewer than two timestamps; expected one timestamp per line, at least two".into(),
+        ));
+    }
+    if gaps.iter().all(|&g| g == 0.0) {
+        return Err(fail(
+            "has all its timestamps equal; expected timestamps that advance".into(),
+        ));
+    }
+    Ok(gaps)
+}
+
+/// Read an empirical file: one nonnegative number per line; blank lines and
+/// lines starting with '#' skipped. Returns the values sorted, rounded to f32
+/// (the precision of the engines' table, so moments describe what is sampled).
+pub(super) fn load_empirical(
+    role: Role,
+    file: &str,
+    base_dir: &Path,
+) -> Result<Vec<f64>, DistError> {
+    let content = read_data(&format!("{role}: empirical"), file, base_dir)?;
+    let fail = |msg: String| DistError(format!("{role}: empirical file '{file}' {msg}"));
     let mut values = Vec::new();
     for (i, line) in content.lines().enumerate() {
         let line = line.trim();

@@ -22,12 +22,13 @@ pub enum LawName {
     Uniform,
     Empirical,
     Mmpp,
+    Trace,
 }
 
 impl LawName {
     /// Every law, in declaration order, which is the order error messages
     /// list them in. A new variant must be added here too (checked below).
-    pub const ALL: [LawName; 11] = [
+    pub const ALL: [LawName; 12] = [
         LawName::Exp,
         LawName::Det,
         LawName::Erlang,
@@ -39,6 +40,7 @@ impl LawName {
         LawName::Uniform,
         LawName::Empirical,
         LawName::Mmpp,
+        LawName::Trace,
     ];
 
     /// The name as the user writes it.
@@ -55,6 +57,7 @@ impl LawName {
             LawName::Uniform => "uniform",
             LawName::Empirical => "empirical",
             LawName::Mmpp => "mmpp",
+            LawName::Trace => "trace",
         }
     }
 
@@ -77,7 +80,14 @@ impl LawName {
             LawName::Uniform => &["min", "max"],
             LawName::Empirical => &["file", "smooth", "min", "max"],
             LawName::Mmpp => &["rates", "switch"],
+            LawName::Trace => &["file"],
         }
+    }
+
+    /// Whether the law is an arrival process only, never a service (or
+    /// patience) law: its draws depend on the replication's past.
+    pub fn is_arrival_only(self) -> bool {
+        matches!(self, LawName::Mmpp | LawName::Trace)
     }
 
     /// Whether `min=`/`max=` are the law's support rather than clamps.
@@ -92,16 +102,22 @@ impl LawName {
             | LawName::LogNormal
             | LawName::Weibull
             | LawName::Empirical
-            | LawName::Mmpp => false,
+            | LawName::Mmpp
+            | LawName::Trace => false,
         }
     }
 
-    /// Whether the law's scale comes from its support, data or (mmpp) rates
+    /// Whether the law's scale comes from its support, data (empirical,
+    /// trace) or (mmpp) rates
     /// rather than from a scale key, so that an arrival law must be normalized to mean 1
     /// after parsing.
     pub(super) fn is_scaled_by_support_or_data(self) -> bool {
         match self {
-            LawName::Pareto | LawName::Uniform | LawName::Empirical | LawName::Mmpp => true,
+            LawName::Pareto
+            | LawName::Uniform
+            | LawName::Empirical
+            | LawName::Mmpp
+            | LawName::Trace => true,
             LawName::Exp
             | LawName::Det
             | LawName::Erlang
@@ -126,6 +142,7 @@ impl LawName {
             LawName::Uniform => "uniform(min=1,max=3)",
             LawName::Empirical => "empirical(file=times.txt)",
             LawName::Mmpp => "mmpp(rates=[1,9],switch=[0.1,0.1])",
+            LawName::Trace => "trace(file=arrivals.txt)",
         }
     }
 }

@@ -88,17 +88,30 @@ impl Dist {
                      {MAX_GAMMA_SHAPE:e}"
                 ));
             }
-            Shape::Empirical { values, smooth, .. } if values.len() > MAX_EMPIRICAL_VALUES => {
-                let why = match smooth {
-                    Smoothing::Linear => "a 24-bit uniform resolves into segments",
-                    Smoothing::None => {
-                        "one 32-bit word resamples with each value's probability within 2^-8 \
-                         of 1/n"
+            Shape::Empirical {
+                values,
+                smooth,
+                replay,
+                ..
+            } if values.len() > MAX_EMPIRICAL_VALUES => {
+                let (what, why) = match (replay, smooth) {
+                    (Some(_), _) => (
+                        "gaps",
+                        "one 32-bit word starts a replication at with each position's \
+                         probability within 2^-8 of 1/n",
+                    ),
+                    (None, Smoothing::Linear) => {
+                        ("values", "a 24-bit uniform resolves into segments")
                     }
+                    (None, Smoothing::None) => (
+                        "values",
+                        "one 32-bit word resamples with each value's probability within 2^-8 \
+                         of 1/n",
+                    ),
                 };
                 return Err(format!(
-                    "{} values is more than the 2^24 + 1 = {MAX_EMPIRICAL_VALUES} {why}; \
-                     expected at most {MAX_EMPIRICAL_VALUES} values",
+                    "{} {what} is more than the 2^24 + 1 = {MAX_EMPIRICAL_VALUES} {why}; \
+                     expected at most {MAX_EMPIRICAL_VALUES} {what}",
                     values.len()
                 ));
             }

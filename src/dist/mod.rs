@@ -69,6 +69,35 @@ pub use mmpp::Mmpp;
 pub use parse::split_list;
 pub use special::{gamma_fn, gamma_pq, ln_gamma};
 
+/// The index of dispersion for counts of a trace's gaps (file order): the
+/// variance over mean of the arrivals counted in consecutive windows of
+/// √n mean gaps (n gaps; about √n windows), the stream cut at its own
+/// mean rate. Cut this way the estimate's bias (windows too short to see
+/// slow bursts) and its noise (too few windows) shrink together. 1 for a
+/// Poisson trace, near 0 for evenly spaced arrivals, larger for bursts.
+pub fn trace_dispersion(gaps: &[f64]) -> f64 {
+    let n = gaps.len();
+    let total: f64 = gaps.iter().sum();
+    let mean_gap = total / n as f64;
+    let width = (n as f64).sqrt().max(1.0) * mean_gap;
+    let windows = (total / width).floor() as usize;
+    if windows < 2 || !(width > 0.0) {
+        return f64::NAN;
+    }
+    let mut counts = vec![0.0f64; windows];
+    let mut t = 0.0;
+    for &g in gaps {
+        t += g;
+        let w = (t / width) as usize;
+        if w < windows {
+            counts[w] += 1.0;
+        }
+    }
+    let mean = counts.iter().sum::<f64>() / windows as f64;
+    let var = counts.iter().map(|c| (c - mean) * (c - mean)).sum::<f64>() / (windows - 1) as f64;
+    var / mean
+}
+
 /// A parse or validation failure: one line, `"<role>: <what is wrong>; expected <what>"`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{0}")]
@@ -147,6 +176,15 @@ enum Shape {
         /// `prefix[k]` = the sum of the first `k` values (unscaled), so the
         /// integrated CDF is one binary search (`tails.rs`).
         prefix: Arc<[f64]>,
+        /// A trace (`trace(file=...)`, an arrival law only): the same values
+        /// in file order, the gaps between consecutive timestamps, which
+        /// the engines replay in that order from a random start instead of
+        /// resampling. Its moments, CDF and tails are those of the gaps'
+        /// empirical law (`values`, resampled): the law of the gap at a
+        /// uniformly random position, which is what one draw from a random
+        /// start is. Consecutive gaps keep the trace's correlations, so it is
+        /// not a renewal process.
+        replay: Option<Arc<[f64]>>,
     },
     /// A two-phase Markov-modulated Poisson process (`mmpp.rs`), an
     /// arrival law only: its moments, CDF and scv are those of the
@@ -213,7 +251,11 @@ impl Dist {
     /// the other laws.
     pub fn smoothing(&self) -> Option<Smoothing> {
         match self.shape {
-            Shape::Empirical { smooth, .. } => Some(smooth),
+            Shape::Empirical {
+                smooth,
+                replay: None,
+                ..
+            } => Some(smooth),
             _ => None,
         }
     }
@@ -240,8 +282,33 @@ impl Dist {
             Shape::Weibull { .. } => LawName::Weibull,
             Shape::Pareto { .. } => LawName::Pareto,
             Shape::Uniform { .. } => LawName::Uniform,
-            Shape::Empirical { .. } => LawName::Empirical,
+            Shape::Empirical { replay: None, .. } => LawName::Empirical,
+            Shape::Empirical { replay: Some(_), .. } => LawName::Trace,
             Shape::Mmpp(_) => LawName::Mmpp,
+        }
+    }
+
+    /// Whether consecutive draws depend on each other (an MMPP's phase, a
+    /// trace's order): the stream is not a renewal process, so no renewal
+    /// formula applies to it.
+    pub fn is_renewal(&self) -> bool {
+        !self.law_name().is_arrival_only()
+    }
+
+    /// The arrival stream's index of dispersion for counts, Var N(t)/E N(t)
+    /// for long windows t: for an MMPP the closed form of
+    /// [`Mmpp::dispersion`]; for a renewal stream its interarrival scv, the
+    /// asymptotic index of every renewal process (Cox, *Renewal Theory*,
+    /// Methuen, 1962, sec. 4.5: Var N(t) ~ c² t/μ), so 1 for Poisson; for
+    /// a trace, which repeats (so its asymptotic index is 0), the index at
+    /// windows of √n mean gaps ([`trace_dispersion`]).
+    pub fn dispersion(&self) -> f64 {
+        match &self.shape {
+            Shape::Mmpp(m) => m.dispersion(),
+            Shape::Empirical {
+                replay: Some(gaps), ..
+            } => trace_dispersion(gaps),
+            _ => self.scv(),
         }
     }
 
@@ -349,11 +416,13 @@ impl Dist {
                 scale,
                 smooth,
                 prefix,
+                replay,
             } => Shape::Empirical {
                 values: values.clone(),
                 scale: scale * c,
                 smooth: *smooth,
                 prefix: prefix.clone(),
+                replay: replay.clone(),
             },
             Shape::Mmpp(m) => Shape::Mmpp(m.scaled(c)),
         };
@@ -438,9 +507,23 @@ impl Dist {
                 law.p[1] = f(*width);
             }
             Shape::Empirical {
+                scale,
+                replay: Some(gaps),
+                ..
+            } => {
+                // The gaps in file order; `n` of them, position drawn in
+                // [0, n) and wrapped at n by the samplers.
+                law.kind = LawKind::Trace.code();
+                law.n = gaps.len() as u32;
+                law.offset = table.len() as u32;
+                law.scale = f(*scale);
+                table.extend(gaps.iter().map(|&v| v as f32));
+            }
+            Shape::Empirical {
                 values,
                 scale,
                 smooth,
+                replay: None,
                 ..
             } => {
                 law.kind = LawKind::Empirical.code();

@@ -61,7 +61,8 @@ impl Dist {
             Shape::Weibull { .. } => Family::Weibull,
             Shape::Pareto { .. } => Family::Pareto,
             Shape::Uniform { .. } => Family::Uniform,
-            Shape::Empirical { .. } => Family::Empirical,
+            Shape::Empirical { replay: None, .. } => Family::Empirical,
+            Shape::Empirical { replay: Some(_), .. } => Family::Trace,
             Shape::Mmpp(m) => Family::Mmpp(m),
         };
         LawMoments {

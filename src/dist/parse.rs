@@ -10,7 +10,7 @@
 use std::fmt;
 use std::path::Path;
 
-use super::empirical::load_empirical;
+use super::empirical::{load_empirical, load_trace};
 use super::special::gamma_fn;
 use super::{Dist, DistError, LawName, Role, Shape, Smoothing, LAW_NAMES};
 
@@ -120,11 +120,12 @@ impl<'a> Args<'a> {
             .copied()
             .filter(|k| role == Role::Service || args.arrival_allows(k))
             .collect();
-        if role == Role::Service && law == LawName::Mmpp {
-            return Err(args.err(
-                "mmpp is an arrival process, not a service law; expected it as the \
-                 arrival law (e.g. --arrival 'mmpp(rates=[1,9],switch=[0.1,0.1])')",
-            ));
+        if role == Role::Service && law.is_arrival_only() {
+            return Err(args.err(format!(
+                "{law} is an arrival process, not a service law; expected it as the \
+                 arrival law (e.g. --arrival '{}')",
+                law.arrival_example()
+            )));
         }
         for item in args.items_of(inner)? {
             let item = item.trim();
@@ -410,6 +411,20 @@ impl<'a> Args<'a> {
                     values: values.into(),
                     scale: 1.0,
                     smooth,
+                    replay: None,
+                }
+            }
+            LawName::Trace => {
+                let file = self.raw("file").ok_or_else(|| self.needs("file="))?;
+                let gaps = load_trace(file, base_dir)?;
+                let mut values = gaps.clone();
+                values.sort_by(f64::total_cmp);
+                Shape::Empirical {
+                    prefix: super::tails::prefix_sums(&values),
+                    values: values.into(),
+                    scale: 1.0,
+                    smooth: Smoothing::None,
+                    replay: Some(gaps.into()),
                 }
             }
             LawName::Mmpp => {

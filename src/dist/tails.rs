@@ -138,6 +138,7 @@ impl Dist {
                 scale,
                 smooth,
                 prefix,
+                ..
             } => {
                 let n = values.len();
                 let k = values.partition_point(|&v| v * scale <= x);

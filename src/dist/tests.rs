@@ -422,7 +422,7 @@ fn to_law_encodes_per_contract() {
 
 #[test]
 fn arrival_laws_take_shape_only_and_have_mean_one() {
-    let emp = temp_file("arrivals.txt", "# gaps\n1\n2\n4\n");
+    let emp = temp_file("arrival-gaps.txt", "# gaps\n1\n2\n4\n");
     let emp_text = format!("empirical(file={})", emp.display());
     let pareto_svc = svc("pareto(alpha=1.5,min=1,max=100)");
     let cases: Vec<(&str, f64)> = vec![
@@ -506,8 +506,8 @@ fn arrival_laws_reject_clamps_and_scale_keys() {
 #[test]
 fn every_error_class_has_its_own_message() {
     let exact = [
-        ("expo", "service: unknown law 'expo'; expected one of exp, det, erlang, gamma, hyperexp, lognormal, weibull, pareto, uniform, empirical, mmpp"),
-        ("Exp(mean=1)", "service: unknown law 'Exp'; expected one of exp, det, erlang, gamma, hyperexp, lognormal, weibull, pareto, uniform, empirical, mmpp"),
+        ("expo", "service: unknown law 'expo'; expected one of exp, det, erlang, gamma, hyperexp, lognormal, weibull, pareto, uniform, empirical, mmpp, trace"),
+        ("Exp(mean=1)", "service: unknown law 'Exp'; expected one of exp, det, erlang, gamma, hyperexp, lognormal, weibull, pareto, uniform, empirical, mmpp, trace"),
         ("weibull(shape=0.46,medain=0.05)", "service: weibull: unknown key 'medain'; expected shape, scale, mean, median, min, max"),
         ("exp", "service: exp needs mean= or rate="),
         ("exp()", "service: exp needs mean= or rate="),
@@ -1072,10 +1072,11 @@ fn split_list_cases() {
     }
 }
 
-/// The arrival example of `law`, parsed; `empirical(file=times.txt)` reads a
-/// temporary `times.txt`.
+/// The arrival example of `law`, parsed; `empirical(file=times.txt)` and
+/// `trace(file=arrivals.txt)` read temporary files.
 fn arrival_example(law: LawName) -> Dist {
     let times = temp_file("times.txt", "1\n2\n4\n");
+    temp_file("arrivals.txt", "0\n1\n2.5\n4\n");
     Dist::parse(
         law.arrival_example(),
         Role::Arrival,
@@ -1103,7 +1104,7 @@ fn law_names_round_trip() {
     assert_eq!(LawName::from_name("expo"), None);
     assert_eq!(
         LAW_NAMES.join(", "),
-        "exp, det, erlang, gamma, hyperexp, lognormal, weibull, pareto, uniform, empirical, mmpp"
+        "exp, det, erlang, gamma, hyperexp, lognormal, weibull, pareto, uniform, empirical, mmpp, trace"
     );
 }
 
@@ -1174,6 +1175,13 @@ fn law_moments_match_the_name_based_mapping() {
             let m = d.law_moments();
             assert_eq!(m.family, Family::Mmpp(d.mmpp().unwrap()));
             close(m.mean, 0.25, 1e-12);
+            continue;
+        }
+        if law == LawName::Trace {
+            // A replayed log: the gaps' empirical moments, no family.
+            let m = d.law_moments();
+            assert_eq!(m.family, Family::Trace);
+            close(m.mean, 0.25, 1e-6);
             continue;
         }
         assert!(seen.contains(&law), "{law} not covered");
@@ -1430,4 +1438,102 @@ fn mmpp_moments_match_quadrature_of_its_cdf() {
         close(m2, d.second_moment(), 1e-6);
     }
     close(arr("mmpp(rates=[2,2],switch=[1,5])").scv(), 1.0, 1e-9);
+}
+
+fn trace(name: &str, content: &str) -> Dist {
+    let path = temp_file(name, content);
+    arr(&format!("trace(file={})", path.display()))
+}
+
+fn trace_err(name: &str, content: &str) -> String {
+    let path = temp_file(name, content);
+    let dir = path.parent().unwrap().to_path_buf();
+    err_in(Role::Arrival, &format!("trace(file={name})"), &dir)
+}
+
+/// `trace(file=...)`: timestamps become their gaps, kept in file order for
+/// the engines' table (not sorted: the replay's order is the point) and
+/// normalised to mean 1 like every arrival law; its moments are the gaps'
+/// (the law of the gap at a random position) and no renewal formula
+/// applies to it (`Family::Trace`).
+#[test]
+fn trace_replays_its_gaps_in_file_order() {
+    let d = trace(
+        "t1.txt",
+        "# seconds\n100.0\n100.5\n\n101.5\n101.75\n104.75\n",
+    );
+    assert_eq!(d.name(), "trace");
+    assert!(!d.is_renewal());
+    assert_eq!(d.smoothing(), None);
+    // Gaps 0.5, 1, 0.25, 3: mean 1.1875.
+    close(d.mean(), 1.0, 1e-12);
+    let gaps = [0.5, 1.0, 0.25, 3.0].map(|g: f64| g / 1.1875);
+    let m2 = gaps.iter().map(|g| g * g).sum::<f64>() / 4.0;
+    close(d.second_moment(), m2, 1e-6);
+    let mut table = vec![7.0f32];
+    let law = d.with_mean(2.0).to_law(&mut table);
+    assert_eq!(law.kind(), crate::contract::LawKind::Trace);
+    assert_eq!((law.offset, law.n), (1, 4));
+    assert_eq!(&table[1..], &[0.5, 1.0, 0.25, 3.0]);
+    close(f64::from(law.scale), 2.0 / 1.1875, 1e-6);
+    assert!(d.data_file().is_some());
+    assert_eq!(d.law_moments().family, crate::analytic::Family::Trace);
+    // Absolute epoch timestamps keep their millisecond gaps, to f64's
+    // resolution at 1.7e9 s (2.4e-7 s), before the f32 rounding.
+    let epoch = trace("t2.txt", "1733200000.001\n1733200000.003\n1733200000.004\n");
+    let law = epoch.to_law(&mut table);
+    let start = law.offset as usize;
+    close(f64::from(table[start]), 0.002, 2e-4);
+    close(f64::from(table[start + 1]), 0.001, 3e-4);
+}
+
+/// A trace's index of dispersion at windows of √n mean gaps: near 0 for
+/// evenly spaced arrivals, near 1 for Poisson arrivals, well above 1 for
+/// the shipped bursty log (an MMPP whose asymptotic index is 16.7).
+#[test]
+fn trace_dispersion_tells_even_poisson_and_bursty_apart() {
+    let even: Vec<f64> = vec![1.0; 10_000];
+    assert!(trace_dispersion(&even) < 0.05, "{}", trace_dispersion(&even));
+    let mut s = crate::rng::Stream::new(5, 0, 0);
+    let poisson: Vec<f64> = (0..40_000)
+        .map(|_| -f64::from(s.uniform_full().0).ln())
+        .collect();
+    let idc = trace_dispersion(&poisson);
+    assert!((0.7..1.3).contains(&idc), "Poisson trace: {idc}");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
+    let bursty = Dist::parse("trace(file=bursty-trace.txt)", Role::Arrival, &data).unwrap();
+    let idc = bursty.dispersion();
+    assert!(idc > 4.0, "bursty trace: {idc}");
+    // The column's value for a renewal law is its scv, for an MMPP the
+    // closed form.
+    close(arr("hyperexp(scv=4)").dispersion(), 4.0, 1e-9);
+}
+
+/// Bad trace files and a trace as a service law are refused in one line
+/// naming the file, the line and what is expected.
+#[test]
+fn trace_errors_name_the_file_and_line() {
+    let e = trace_err("dec.txt", "1\n2\n# x\n1.5\n");
+    assert_eq!(
+        e,
+        "arrival: trace file 'dec.txt' line 4: timestamp 1.5 is before line 2's; expected \
+         timestamps in nondecreasing order (sort the log first)"
+    );
+    let e = trace_err("one.txt", "# only\n5\n");
+    assert!(e.contains("fewer than two timestamps"), "{e}");
+    let e = trace_err("flat.txt", "5\n5\n5\n");
+    assert!(e.contains("all its timestamps equal"), "{e}");
+    let e = trace_err("word.txt", "1\nnoon\n");
+    assert!(e.contains("line 2: 'noon' is not a number"), "{e}");
+    let e = trace_err("inf.txt", "1\ninf\n");
+    assert!(e.contains("line 2: 'inf' is not a finite number"), "{e}");
+    let e = err_in(Role::Arrival, "trace(file=absent.txt)", Path::new("/nonexistent"));
+    assert!(e.starts_with("arrival: trace file 'absent.txt' cannot be read"), "{e}");
+    let e = arr_err("trace");
+    assert!(e.contains("trace needs file="), "{e}");
+    let e = arr_err("trace(file=x.txt,mean=2)");
+    assert!(e.contains("unknown key 'mean'"), "{e}");
+    let e = svc_err("trace(file=x.txt)");
+    assert!(e.contains("trace is an arrival process, not a service law"), "{e}");
+    assert!(!e.contains('\n'));
 }

@@ -98,7 +98,7 @@ pub fn cpu_queue_bytes(p: &PointParams) -> u64 {
         }
         Kernel::Dispatch => {
             let policy = p.policy();
-            if policy == DispatchPolicy::Lwl {
+            if policy.free_times_only() {
                 return r * 4;
             }
             // dispatch::capacity, in u64: a system of 2^32 − 1 servers is

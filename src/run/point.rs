@@ -74,6 +74,58 @@ pub struct Pilot {
 
 /// The flat engine record of one grid point.
 pub fn point_params(spec: &Spec, g: &GridPoint, table: &mut Vec<f32>) -> PointParams {
+    match &g.fleet {
+        Some(fleet) if !fleet.is_plain() => {
+            // The whole system's stream, never a thinned one.
+            with_fleet(point_params_plain(spec, g, table, false), g, fleet)
+        }
+        // A fleet of speed-1 dynos is the servers axis's fleet, to the bit.
+        _ => point_params_plain(spec, g, table, true),
+    }
+}
+
+/// A mixed fleet's record: every policy on the dispatch kernel
+/// (`Routing::fleet_policy`, validated with the spec), the stream unthinned,
+/// the classes fastest first.
+fn with_fleet(plain: PointParams, g: &GridPoint, fleet: &crate::fleet::Fleet) -> PointParams {
+    let policy = g
+        .routing
+        .fleet_policy(g.routers)
+        .expect("validated: the spec refuses a fleet for this routing");
+    let mut p = PointParams {
+        arrival: plain.arrival,
+        kernel: crate::contract::Kernel::Dispatch.code(),
+        thinning: crate::contract::Thinning::None.code(),
+        servers: fleet.servers(),
+        route_n: policy.code(),
+        fleet_classes: fleet.classes.len() as u32,
+        ..plain
+    };
+    let total_speed = fleet.capacity();
+    let (mut end, mut share) = (0u32, 0.0f64);
+    for (slot, &c) in fleet.engine_order().iter().enumerate() {
+        let class = fleet.classes[c];
+        end += class.count;
+        share += f64::from(class.count) * class.speed / total_speed;
+        p.fleet_end[slot] = end;
+        p.fleet_time[slot] = (1.0 / class.speed) as f32;
+        p.fleet_pick[slot] = (share * 4_294_967_296.0).min(f64::from(u32::MAX)) as u32;
+    }
+    for slot in fleet.classes.len()..crate::contract::MAX_FLEET_CLASSES {
+        p.fleet_end[slot] = end;
+        p.fleet_pick[slot] = u32::MAX;
+    }
+    p.fleet_pick[fleet.classes.len() - 1] = u32::MAX;
+    p.with_ln_keep()
+}
+
+/// The record of a point of identical dynos.
+fn point_params_plain(
+    spec: &Spec,
+    g: &GridPoint,
+    table: &mut Vec<f32>,
+    thin: bool,
+) -> PointParams {
     let shape = g.routing.shape(g.servers, g.workers, g.routers);
     let seed = spec.run.seed;
     // A capacity needs the number in system, which Lindley's recursion does
@@ -87,8 +139,8 @@ pub fn point_params(spec: &Spec, g: &GridPoint, table: &mut Vec<f32>) -> PointPa
     // (`Dist::thinned_at_random`), drawn directly, one draw per customer,
     // instead of the stream thinned in the kernel.
     let (arrival, thinning) = match g.arrival.thinned_at_random(shape.route_n) {
-        Some(thin) if shape.thinning == crate::contract::Thinning::Random => {
-            (thin, crate::contract::Thinning::None)
+        Some(thinned) if thin && shape.thinning == crate::contract::Thinning::Random => {
+            (thinned, crate::contract::Thinning::None)
         }
         _ => (g.arrival.clone(), shape.thinning),
     };
@@ -143,6 +195,9 @@ pub fn analytic_table(spec: &Spec) -> Table {
 /// `analytic::patience`; with its capacity: `analytic::capacity`).
 pub fn baseline(g: &GridPoint) -> Baseline {
     let q = queue_input(g);
+    if let Some(fleet) = g.fleet.as_ref().filter(|f| !f.is_plain()) {
+        return analytic::fleet::baseline(&q, g.routing, fleet).overall;
+    }
     if let Some(k) = g.capacity {
         return analytic::capacity::with_capacity(&q, k);
     }
@@ -159,11 +214,28 @@ pub fn baseline(g: &GridPoint) -> Baseline {
     }
 }
 
+/// Each class's exact mean wait at a fleet point (the fleet's written
+/// order), where one is known (`analytic::fleet`); a fleet of speed-1 dynos
+/// repeats the row's exact mean. None without a fleet or a formula.
+pub fn class_baseline(g: &GridPoint) -> Option<Vec<f64>> {
+    let fleet = g.fleet.as_ref()?;
+    if fleet.is_plain() {
+        let b = baseline(g);
+        let exact = b.method.starts_with("exact:");
+        return b
+            .mean_wait
+            .filter(|_| exact)
+            .map(|w| vec![w; fleet.classes.len()]);
+    }
+    analytic::fleet::baseline(&queue_input(g), g.routing, fleet).class_mean_wait
+}
+
 /// The queue the formulas see at a grid point.
 fn queue_input(g: &GridPoint) -> QueueInput {
     QueueInput {
         policy: match g.routing {
-            Routing::Random => Policy::Random,
+            // Equal dynos: weighting by speed is choosing uniformly.
+            Routing::Random | Routing::Weighted => Policy::Random,
             Routing::RoundRobin => Policy::RoundRobin,
             Routing::Central if g.routers > 1 => Policy::CentralRouters { routers: g.routers },
             Routing::Central => Policy::Central,

@@ -363,6 +363,12 @@ fn finish_round(p: &PreparedPoint, st: &mut State) {
     let batches: Vec<&[u64]> = st.hist.iter().map(Vec::as_slice).collect();
     let service = &p.grid.service;
     st.stats = point_stats(&st.reps, &batches, st.scale, service, p.params.drops_late());
+    if p.params.has_fleet() {
+        // A fleet's service time depends on the server, and so on the
+        // wait: the convolution with the service law does not hold.
+        st.stats.p99_sojourn = f64::NAN;
+        st.stats.p99_sojourn_ci95 = None;
+    }
     if !st.rescale(p) {
         st.plan(p);
     }

@@ -650,8 +650,15 @@ impl Session {
             r.error.is_some(),
         ));
         fields.extend(crate::output::dispersion_fields(
-            self.spec.has_mmpp(),
+            self.spec.has_non_renewal_arrivals(),
             &r.point.grid,
+        ));
+        fields.extend(crate::output::fleet_fields(
+            self.spec.has_fleet(),
+            &r.point.grid,
+            &r.stats,
+            super::point::class_baseline(&r.point.grid),
+            r.error.is_some(),
         ));
         self.sink
             .as_mut()
@@ -674,7 +681,8 @@ impl Session {
             &self.spec.run.slo,
             self.spec.patience_mode(),
             self.spec.has_capacity(),
-            self.spec.has_mmpp(),
+            self.spec.has_non_renewal_arrivals(),
+            self.spec.has_fleet(),
         )
     }
 

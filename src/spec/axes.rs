@@ -21,13 +21,14 @@ use super::values::{
 };
 use super::{Load, Spec, SpecError, SweepArgs};
 use crate::dist::{Dist, Role};
+use crate::fleet::{Fleet, EXPECT_FLEET};
 use crate::routing::Routing;
 
 /// Keys of the `[sweep]` table, in grid nesting order (outermost first;
 /// `lambda` and `rho` are the two spellings of the load axis).
-pub const SWEEP_KEYS: [&str; 11] = [
-    "routing", "choices", "routers", "servers", "workers", "arrival", "lambda", "rho", "service",
-    "patience", "capacity",
+pub const SWEEP_KEYS: [&str; 12] = [
+    "routing", "choices", "routers", "servers", "speeds", "workers", "arrival", "lambda", "rho",
+    "service", "patience", "capacity",
 ];
 /// Default of the `choices` axis (power of two choices).
 pub const DEFAULT_CHOICES: u32 = 2;
@@ -48,6 +49,8 @@ pub(super) struct Axes {
     choices: Option<Vec<u32>>,
     routers: Option<Vec<u32>>,
     servers: Option<Vec<u32>>,
+    /// Mixed fleets, in place of `servers`.
+    speeds: Option<Vec<Fleet>>,
     workers: Option<Vec<u32>>,
     arrival: Option<Vec<Dist>>,
     load: Option<Vec<Load>>,
@@ -131,6 +134,17 @@ impl Axes {
                         } else {
                             self.workers = Some(out);
                         }
+                    }
+                    "speeds" => {
+                        let mut out = Vec::new();
+                        for e in axis_items(v, &loc, EXPECT_FLEET)? {
+                            let fleet = match e.get_ref() {
+                                DeValue::String(s) => Fleet::parse(s),
+                                other => Err(invalid(&show(other), EXPECT_FLEET)),
+                            };
+                            out.push(fleet.map_err(|m| elem_loc(e).err(m))?);
+                        }
+                        self.speeds = Some(out);
                     }
                     "choices" | "routers" => {
                         let (expected, parse): (_, fn(i128) -> Option<u32>) = if key == "choices" {
@@ -334,11 +348,31 @@ impl Axes {
                 self.note_range(flag, &text, &values);
             }
             match flag {
-                "servers" => self.servers = Some(v),
+                "servers" => {
+                    // The fleet is one axis: --servers replaces the spec's speeds.
+                    self.speeds = None;
+                    self.servers = Some(v)
+                }
                 "workers" => self.workers = Some(v),
                 "choices" => self.choices = Some(v),
                 _ => self.routers = Some(v),
             }
+        }
+        if !a.axes.speeds.is_empty() {
+            if !a.axes.servers.is_empty() {
+                return Err(Loc::Flag("speeds").err(
+                    "given together with --servers; expected one of them (a fleet sets its \
+                     servers)",
+                ));
+            }
+            let mut out = Vec::new();
+            for value in &a.axes.speeds {
+                for item in value.split(';') {
+                    out.push(Fleet::parse(item).map_err(|m| Loc::Flag("speeds").err(m))?);
+                }
+            }
+            self.servers = None;
+            self.speeds = Some(out);
         }
         let dist_expected = "distribution strings such as exp or weibull(shape=0.46,median=0.05)";
         for (flag, role, values) in [
@@ -435,9 +469,20 @@ impl Axes {
         let routing = self
             .routing
             .ok_or_else(|| missing("routing", &format!("a list of {}", Routing::names())))?;
-        let servers = self
-            .servers
-            .ok_or_else(|| missing("servers", "a list of integers >= 1"))?;
+        // A fleet sets its servers: the two axes are one.
+        let (servers, speeds) = match (self.servers, self.speeds) {
+            (Some(_), Some(_)) => {
+                return Err(SpecError(format!(
+                    "{at} speeds: given together with servers; expected one of them (a fleet \
+                     such as \"40x1,10x2\" sets its servers)"
+                )))
+            }
+            (None, Some(fleets)) => (fleets.iter().map(Fleet::servers).collect(), fleets),
+            (servers, None) => (
+                servers.ok_or_else(|| missing("servers", "a list of integers >= 1"))?,
+                Vec::new(),
+            ),
+        };
         let load = self.load.ok_or_else(|| {
             SpecError(format!(
                 "{at} lambda/rho: missing; expected exactly one of lambda (arrival rates) or rho \
@@ -457,6 +502,7 @@ impl Axes {
             choices: self.choices.unwrap_or_else(|| vec![DEFAULT_CHOICES]),
             routers: self.routers.unwrap_or_else(|| vec![DEFAULT_ROUTERS]),
             servers,
+            speeds,
             workers: self.workers.unwrap_or_else(|| vec![1]),
             arrival,
             load,

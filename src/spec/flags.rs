@@ -73,7 +73,7 @@ pub const PATIENCE_WORDS: Words = Words(|| {
 /// repeatable, each replacing the spec's axis.
 #[derive(clap::Args, Debug, Default, Clone)]
 pub struct AxisArgs {
-    /// Routing policies: random, round_robin, central, jsq, pod, jiq, lwl [list]
+    /// Routing policies: random, round_robin, central, jsq, pod, jiq, lwl, weighted [list]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = ROUTING_WORDS, hide_possible_values = true)]
     pub routing: Vec<String>,
     /// Servers sampled per request by pod (power of d choices) [list of 1..=32 or ranges; default 2]
@@ -85,6 +85,9 @@ pub struct AxisArgs {
     /// Dynos (servers) behind the load balancer [list of integers >= 1, or ranges: 10:100:10, geom(1,1000,7)]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_hint = clap::ValueHint::Other)]
     pub servers: Vec<String>,
+    /// Mixed fleets in place of --servers: count x speed per class, fleets separated by ';', e.g. '40x1,10x2;50x1' [list]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_hint = clap::ValueHint::Other)]
+    pub speeds: Vec<String>,
     /// Workers per dyno [list of integers >= 1 or ranges; default 1]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_hint = clap::ValueHint::Other)]
     pub workers: Vec<String>,

@@ -77,7 +77,7 @@ impl Spec {
         });
         policies
             .flat_map(move |policy| {
-                self.servers.iter().flat_map(move |&servers| {
+                self.fleets().flat_map(move |(servers, fleet)| {
                     self.workers.iter().flat_map(move |&workers| {
                         self.arrival.iter().flat_map(move |arrival| {
                             self.load.iter().flat_map(move |&load| {
@@ -85,8 +85,14 @@ impl Spec {
                                     self.patience.iter().flat_map(move |patience| {
                                         self.capacity.iter().map(move |&capacity| {
                                             (
-                                                policy, servers, workers, arrival, load, service,
-                                                patience, capacity,
+                                                policy,
+                                                (servers, fleet),
+                                                workers,
+                                                arrival,
+                                                load,
+                                                service,
+                                                patience,
+                                                capacity,
                                             )
                                         })
                                     })
@@ -102,7 +108,7 @@ impl Spec {
                     index,
                     (
                         (routing, choices, routers),
-                        servers,
+                        (servers, fleet),
                         workers,
                         arrival,
                         load,
@@ -111,7 +117,10 @@ impl Spec {
                         limit,
                     ),
                 )| {
-                    let capacity = f64::from(servers) * f64::from(workers);
+                    let capacity = match fleet {
+                        Some(f) => f.capacity() * f64::from(workers),
+                        None => f64::from(servers) * f64::from(workers),
+                    };
                     let mean_service = service.mean();
                     let (lambda, rho) = match load {
                         Load::Lambda(l) => (l, l * mean_service / capacity),
@@ -123,6 +132,7 @@ impl Spec {
                         choices: choices.map(|d| d.min(servers)),
                         routers,
                         servers,
+                        fleet: fleet.cloned(),
                         workers,
                         // Outside the engines' range (refused by
                         // `validate_points`) the law stays as written.
@@ -145,13 +155,30 @@ impl Spec {
                         // the queue is stable at any load (Baccelli, Boyer
                         // & Hébuterne 1984); timeouts change nothing. A
                         // capacity bounds the queue itself.
-                        stable: rho < 1.0
+                        // Random routing on a fleet overloads its slowest
+                        // class first, whatever the others' room.
+                        stable: (rho < 1.0
+                            && match fleet {
+                                Some(f) if routing == Routing::Random => {
+                                    f.random_rho_max(lambda, mean_service) < 1.0
+                                }
+                                _ => true,
+                            })
                             || limit.is_some()
                             || (patience.is_some()
                                 && self.run.reneging == crate::contract::Reneging::Abandon),
                     }
                 },
             )
+    }
+
+    /// The servers axis with each element's fleet: the `speeds` axis's
+    /// fleets where given, else identical dynos.
+    fn fleets(&self) -> impl Iterator<Item = (u32, Option<&crate::fleet::Fleet>)> + '_ {
+        self.servers
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| (n, self.speeds.get(i)))
     }
 
     /// What the user may not expect of this grid, said once before a run:
@@ -230,6 +257,33 @@ impl Spec {
                     what()
                 )));
             }
+            if let Some(fleet) = &c.fleet {
+                if c.workers > 1 {
+                    return Err(SpecError(format!(
+                        "point {} ({}): speeds: a fleet's dynos are single-worker servers; \
+                         expected workers = 1 (model a dyno of w workers as w dynos)",
+                        c.index,
+                        what()
+                    )));
+                }
+                if let Err(why) = c.routing.fleet_policy(c.routers) {
+                    return Err(SpecError(format!(
+                        "point {} ({}): speeds: {why}; expected routing random, weighted, \
+                         central (one router), jsq, pod, jiq or lwl with speeds",
+                        c.index,
+                        what()
+                    )));
+                }
+                if c.capacity.is_some() || c.patience.is_some() {
+                    return Err(SpecError(format!(
+                        "point {} ({}): speeds: a fleet with a capacity or a patience is not \
+                         modelled yet; expected capacity = \"none\" and patience = \"none\" \
+                         with speeds ({fleet})",
+                        c.index,
+                        what()
+                    )));
+                }
+            }
             if !(lo..=hi).contains(&c.lambda) {
                 return Err(SpecError(format!(
                     "point {} ({}): lambda is out of range; expected arrival rates from {lo:e} \
@@ -282,12 +336,18 @@ impl Spec {
                 }
             }
             if !c.stable && !self.run.allow_unstable {
+                let rho = match &c.fleet {
+                    Some(f) if c.rho < 1.0 => format!(
+                        "its slowest class's rho = {:.3} >= 1 under random routing",
+                        f.random_rho_max(c.lambda, c.service.mean())
+                    ),
+                    _ => format!("rho = {:.3} >= 1", c.rho),
+                };
                 return Err(SpecError(format!(
-                    "point {} ({}): unstable, rho = {:.3} >= 1; lower lambda or rho, add \
+                    "point {} ({}): unstable, {rho}; lower lambda or rho, add \
                      servers, or pass --allow-unstable",
                     c.index,
                     what(),
-                    c.rho
                 )));
             }
         }
@@ -310,6 +370,9 @@ impl Spec {
         if self.patience.len() > 1 {
             let law = p.patience.as_ref().map_or("none", |d| d.text());
             let _ = write!(s, " patience={law}");
+        }
+        if let Some(f) = &p.fleet {
+            let _ = write!(s, " speeds={f}");
         }
         if self.capacity.len() > 1 {
             let k = p

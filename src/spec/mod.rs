@@ -25,6 +25,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::dist::Dist;
+use crate::fleet::Fleet;
 use crate::routing::Routing;
 
 mod axes;
@@ -128,6 +129,9 @@ pub struct Spec {
     /// requests (applies to `central`, `jsq`, `pod`, `jiq`).
     pub routers: Vec<u32>,
     pub servers: Vec<u32>,
+    /// Mixed fleets (the `speeds` axis), in place of `servers`: empty
+    /// without; else one per element of `servers`, which holds their sizes.
+    pub speeds: Vec<Fleet>,
     pub workers: Vec<u32>,
     /// Interarrival laws as written; each point rescales them to mean 1/λ.
     pub arrival: Vec<Dist>,
@@ -172,6 +176,8 @@ pub struct GridPoint {
     /// Routers (1 for the policies the axis does not apply to).
     pub routers: u32,
     pub servers: u32,
+    /// A mixed fleet of `servers` dynos (`None`: identical dynos of speed 1).
+    pub fleet: Option<Fleet>,
     pub workers: u32,
     /// The interarrival law of the whole system, rescaled to mean 1/`lambda`.
     pub arrival: Dist,
@@ -186,7 +192,8 @@ pub struct GridPoint {
     /// At most this many requests in a dyno (or the central queue); an
     /// arrival that finds it full is refused (`None`: no limit).
     pub capacity: Option<u32>,
-    /// λ·E\[S\] / (servers·workers).
+    /// λ·E\[S\] / (servers·workers), or over a fleet's capacity
+    /// (`Fleet::capacity`, Σ count·speed).
     pub rho: f64,
     /// `rho < 1`.
     pub stable: bool,
@@ -269,10 +276,15 @@ impl Spec {
         self.capacity.iter().any(Option::is_some)
     }
 
-    /// Whether some point has MMPP arrivals (then the CSV has the
-    /// `arrival_dispersion` column).
-    pub fn has_mmpp(&self) -> bool {
-        self.arrival.iter().any(|d| d.mmpp().is_some())
+    /// Whether some point has non-renewal arrivals, an MMPP or a trace
+    /// (then the CSV has the `arrival_dispersion` column).
+    /// Whether the spec has the `speeds` axis (mixed fleets).
+    pub fn has_fleet(&self) -> bool {
+        !self.speeds.is_empty()
+    }
+
+    pub fn has_non_renewal_arrivals(&self) -> bool {
+        self.arrival.iter().any(|d| !d.is_renewal())
     }
 
     pub fn to_toml(&self) -> String {
@@ -300,11 +312,19 @@ impl Spec {
                 list(self.routers.iter().map(u32::to_string).collect())
             );
         }
-        let _ = writeln!(
-            t,
-            "servers = {}",
-            list(self.servers.iter().map(u32::to_string).collect())
-        );
+        if self.speeds.is_empty() {
+            let _ = writeln!(
+                t,
+                "servers = {}",
+                list(self.servers.iter().map(u32::to_string).collect())
+            );
+        } else {
+            let _ = writeln!(
+                t,
+                "speeds = {}",
+                list(self.speeds.iter().map(|f| toml_str(&f.to_string())).collect())
+            );
+        }
         let _ = writeln!(
             t,
             "workers = {}",

@@ -137,8 +137,8 @@ pub fn simulate_watched(
 ) -> RepResult {
     SCRATCH.with(|s| {
         let mut s = s.borrow_mut();
-        if p.policy() == DispatchPolicy::Lwl {
-            lwl(p, rep, table, hist, &mut s.free, watch)
+        if p.policy().free_times_only() {
+            free_times(p, rep, table, hist, &mut s.free, watch)
         } else {
             System::new(p, &mut s).run(p, rep, table, hist, watch)
         }
@@ -153,8 +153,65 @@ fn watch_every(per_customer: u32) -> u32 {
         .next_power_of_two()
 }
 
-/// Least work left: the Kiefer–Wolfowitz recursion by linear scan.
-fn lwl(
+/// A mixed fleet's per-class sums of the recorded served requests' waits:
+/// an f32 Kahan sum and a count per class (the twin of the class words at
+/// `o_class` in `shaders/dispatch.wgsl`, in the same order of operations).
+#[derive(Default)]
+struct ClassSums {
+    sum: [f32; 4],
+    carry: [f32; 4],
+    served: [u32; 4],
+}
+
+impl ClassSums {
+    #[inline(always)]
+    fn add(&mut self, class: usize, wait: f32) {
+        let y = wait - self.carry[class];
+        let t = self.sum[class] + y;
+        self.carry[class] = (t - self.sum[class]) - y;
+        self.sum[class] = t;
+        self.served[class] += 1;
+    }
+
+    /// Each class's mean wait into `res` (0 for a class that served none).
+    fn finish(&self, res: &mut RepResult) {
+        for c in 0..4 {
+            let n = self.served[c];
+            res.class_wait[c] = if n > 0 { self.sum[c] / n as f32 } else { 0.0 };
+            res.class_served[c] = n;
+        }
+    }
+}
+
+/// The service time at server `srv` of a request of size `size`: scaled by
+/// the server's class under a fleet, else the size itself.
+#[inline(always)]
+fn service_at(p: &PointParams, srv: u32, size: f32) -> f32 {
+    if p.has_fleet() {
+        size * p.fleet_time[p.fleet_class(srv)]
+    } else {
+        size
+    }
+}
+
+/// `weighted`: a server drawn with probability proportional to its speed,
+/// from two words (the class, then a server of it).
+#[inline(always)]
+fn weighted_server(p: &PointParams, class_word: u32, server_word: u32) -> u32 {
+    let mut c = 0;
+    while c + 1 < p.fleet_classes as usize && class_word >= p.fleet_pick[c] {
+        c += 1;
+    }
+    let first = if c == 0 { 0 } else { p.fleet_end[c - 1] };
+    first + below(server_word, p.fleet_end[c] - first)
+}
+
+/// The policies that need only each server's free-at time: `lwl` (least
+/// work left: the Kiefer–Wolfowitz recursion by linear scan), and for
+/// fleets `first_free` (the central queue: the scan keyed by
+/// `max(free, t)`, so the lowest-numbered, fastest, idle server wins),
+/// `random` and `weighted`.
+fn free_times(
     p: &PointParams,
     rep: u32,
     table: &[f32],
@@ -163,12 +220,14 @@ fn lwl(
     watch: Watch<'_>,
 ) -> RepResult {
     let r = p.servers.max(1) as usize;
+    let policy = p.policy();
     // The scan costs R per customer.
     let every = watch_every(p.servers);
     free.clear();
     free.resize(r, 0.0);
     let mut rng = Sampler::<1>::new(p, [rep], table);
     let mut rec = Recorders::<1>::new(p);
+    let mut classes = ClassSums::default();
     let period = rebase_period(p.servers);
     let drops = p.drops_late();
     let mut t = 0.0f32;
@@ -187,24 +246,58 @@ fn lwl(
             t = 0.0;
             since_rebase = 0;
         }
-        let mut best = 0;
-        for (i, &f) in free.iter().enumerate().skip(1) {
-            if f < free[best] {
-                best = i;
+        let size = rng.draw(&p.service)[0];
+        let best = match policy {
+            DispatchPolicy::Lwl => {
+                let mut best = 0;
+                for (i, &f) in free.iter().enumerate().skip(1) {
+                    if f < free[best] {
+                        best = i;
+                    }
+                }
+                best
             }
-        }
+            DispatchPolicy::FirstFree => {
+                let mut best = 0;
+                let mut key = free[0].max(t);
+                for (i, &f) in free.iter().enumerate().skip(1) {
+                    if f.max(t) < key {
+                        best = i;
+                        key = f.max(t);
+                    }
+                }
+                best
+            }
+            DispatchPolicy::Random => below(rng.streams.next_u32()[0], r as u32) as usize,
+            DispatchPolicy::Weighted => {
+                let class_word = rng.streams.next_u32()[0];
+                let server_word = rng.streams.next_u32()[0];
+                weighted_server(p, class_word, server_word) as usize
+            }
+            DispatchPolicy::Jsq
+            | DispatchPolicy::Pod
+            | DispatchPolicy::Jiq
+            | DispatchPolicy::Central => unreachable!("{policy:?} keeps a departure heap"),
+        };
         let wait = (free[best] - t).max(0.0);
-        let service = rng.draw(&p.service)[0];
+        let service = service_at(p, best as u32, size);
         let late = rng.late(p, &[wait]);
         // An abandoning request takes no server.
-        if !(drops && late[0]) {
+        let joins = !(drops && late[0]);
+        if joins {
             free[best] = t + wait + service;
         }
         if n >= p.warmup {
             rec.record_request(hist, 1, &[wait], &[service], &[a], &late);
+            if joins && p.has_fleet() {
+                classes.add(p.fleet_class(best as u32), wait);
+            }
         }
     }
-    let [res] = rec.finish(p.customers, rng.status);
+    let [mut res] = rec.finish(p.customers, rng.status);
+    if p.has_fleet() {
+        classes.finish(&mut res);
+    }
     res
 }
 
@@ -462,7 +555,12 @@ impl<'s> System<'s> {
                 }
                 Some(chosen)
             }
-            DispatchPolicy::Lwl => unreachable!("lwl runs without routers, in `lwl`"),
+            DispatchPolicy::Lwl
+            | DispatchPolicy::Random
+            | DispatchPolicy::Weighted
+            | DispatchPolicy::FirstFree => {
+                unreachable!("{:?} needs only free-at times: `free_times`", self.policy)
+            }
             DispatchPolicy::Central => {
                 // central with several routers: a random server among those
                 // with none of this router's requests, if any.
@@ -537,14 +635,18 @@ impl<'s> System<'s> {
     ) -> RepResult {
         let mut rng = Sampler::<1>::new(p, [rep], table);
         let mut rec = Recorders::<1>::new(p);
+        let mut classes = ClassSums::default();
         let (status, peak) = if self.policy == DispatchPolicy::Central {
             self.run_central(p, &mut rng, &mut rec, hist, watch)
         } else {
-            self.run_blocked(p, &mut rng, &mut rec, hist, watch)
+            self.run_blocked(p, &mut rng, &mut rec, &mut classes, hist, watch)
         };
         let [mut res] = rec.finish(p.customers, [status]);
         res.status = status;
         res.max_in_system = peak;
+        if p.has_fleet() {
+            classes.finish(&mut res);
+        }
         res
     }
 
@@ -561,6 +663,7 @@ impl<'s> System<'s> {
         p: &PointParams,
         rng: &mut Sampler<'_, 1>,
         rec: &mut Recorders<1>,
+        classes: &mut ClassSums,
         hist: &mut [u32],
         watch: Watch<'_>,
     ) -> (u32, u32) {
@@ -624,16 +727,21 @@ impl<'s> System<'s> {
                 };
                 let srv = self.choose(p, k, &mut word).unwrap_or(0);
                 let wait = self.wait_at(t, srv);
+                let service = service_at(p, srv, services[j]);
                 let late = self.late(srv, wait, patience[j]);
-                if !(self.drops && late) {
+                let joins = !(self.drops && late);
+                if joins {
                     if self.heap_n == self.h {
                         return (statuses[j] | rep_status::QUEUE_OVERFLOW, peak);
                     }
-                    self.dispatch_now(t, k, srv, wait, services[j]);
+                    self.dispatch_now(t, k, srv, wait, service);
                 }
                 peak = peak.max(self.heap_n);
                 if done >= p.warmup {
-                    rec.record_request(hist, 1, &[wait], &[services[j]], &[a], &[late]);
+                    rec.record_request(hist, 1, &[wait], &[service], &[a], &[late]);
+                    if joins && p.has_fleet() {
+                        classes.add(p.fleet_class(srv), wait);
+                    }
                 }
                 done += 1;
             }

@@ -307,6 +307,9 @@ impl<const N: usize> Recorders<N> {
                 max_in_system: 0,
                 exceed: std::array::from_fn(|k| self.exceed[k][l]),
                 lost: self.lost[l],
+                // A fleet's classes are the dispatch kernel's to fill.
+                class_wait: [0.0; 4],
+                class_served: [0; 4],
             }
         })
     }

@@ -64,9 +64,9 @@ pub struct LaneState {
     /// Kiefer–Wolfowitz under a capacity: the ring slot of the oldest
     /// start time kept (`ring_head` in common.wgsl).
     pub ring_head: u32,
-    /// An MMPP arrival stream's phase (`mmpp_phase` in sampling.wgsl,
+    /// An MMPP arrival stream's phase (`arrival_state` in sampling.wgsl,
     /// `Sampler::phase` on the CPU).
-    pub arrival_phase: u32,
+    pub arrival_state: u32,
 }
 
 /// Bytes of one replication's [`LaneState`].
@@ -247,7 +247,7 @@ mod tests {
                     max_sojourn,
                     lost,
                     ring_head,
-                    arrival_phase,
+                    arrival_state,
                 }),
             ),
         ];
