@@ -49,9 +49,7 @@ struct PointParams {
     fleet_time: vec4<f32>,
     fleet_pick: vec4<u32>,
     fleet_classes: u32,
-    _fleet_pad0: u32,
-    _fleet_pad1: u32,
-    _fleet_pad2: u32,
+    _fleet_pad: array<u32, 3>,
 }
 
 struct Tile {

@@ -423,7 +423,7 @@ fn run_free_times(p: PointParams, end: u32, clock: Clock) -> Clock {
         }
         let size = draw_service(p.service);
         var best = 0u;
-        if (d_policy == DISPATCH_LWL) {
+        if (d_policy == DISPATCH_LWL && p.fleet_classes == 0u) {
             var bv = ldf(o_free);
             for (var s = 1u; s < d_r; s++) {
                 let f = ldf(o_free + s);
@@ -432,7 +432,8 @@ fn run_free_times(p: PointParams, end: u32, clock: Clock) -> Clock {
                     bv = f;
                 }
             }
-        } else if (d_policy == DISPATCH_FIRST_FREE) {
+        } else if (d_policy == DISPATCH_FIRST_FREE || d_policy == DISPATCH_LWL) {
+            // On a fleet lwl scans as first_free: ties to the fastest idle.
             var key = max(ldf(o_free), t);
             for (var s = 1u; s < d_r; s++) {
                 let f = max(ldf(o_free + s), t);

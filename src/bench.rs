@@ -225,6 +225,27 @@ pub fn standard_cases() -> Vec<BenchCase> {
             },
             table: vec![0.0],
         },
+        // A mixed fleet, against "jsq R=100": 80 dynos of speed 1 and 20 of
+        // speed 2 (capacity 120) at rho = 0.9, each service scaled by its
+        // dyno's class and each wait summed per class.
+        BenchCase {
+            name: "jsq fleet 80x1,20x2",
+            params: PointParams {
+                fleet_classes: 2,
+                fleet_end: [20, 100, 100, 100],
+                fleet_time: [0.5, 1.0, 1.0, 1.0],
+                fleet_pick: [u32::MAX / 3, u32::MAX, u32::MAX, u32::MAX],
+                ..point(
+                    Kernel::Dispatch,
+                    Thinning::None,
+                    100,
+                    DispatchPolicy::Jsq.code(),
+                    law(LawKind::Exp, [1.0, 0.0, 0.0, 0.0]),
+                    1.0 / (0.9 * 120.0),
+                )
+            },
+            table: vec![0.0],
+        },
         // The dispatch kernel's limits, against "jsq R=100": a backlog of 5
         // per dyno, and patience of mean two service times.
         BenchCase {

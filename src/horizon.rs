@@ -89,8 +89,10 @@ impl Horizon {
         // A dyno is its own one-server queue where the router ignores the
         // queues (random: thinned arrivals; round robin: every R-th) and no
         // patience or capacity caps how long a backlog lasts.
-        let own_queue = matches!(point.routing, Routing::Random | Routing::RoundRobin | Routing::Weighted)
-            && point.workers == 1
+        let own_queue = matches!(
+            point.routing,
+            Routing::Random | Routing::RoundRobin | Routing::Weighted
+        ) && point.workers == 1
             && point.patience.is_none()
             && point.capacity.is_none();
         let busy = own_queue.then(|| {

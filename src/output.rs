@@ -411,15 +411,17 @@ pub fn fleet_fields(
         };
     };
     let join = |xs: Vec<String>| xs.join(";");
-    let exact = class_analytic.map_or_else(String::new, |xs| {
-        join(xs.into_iter().map(num).collect())
-    });
+    let exact =
+        class_analytic.map_or_else(String::new, |xs| join(xs.into_iter().map(num).collect()));
     if failed {
         return vec![f.to_string(), String::new(), String::new(), exact];
     }
     let n = f.classes.len();
-    let (means, cis): (Vec<f64>, Vec<Option<f64>>) = if f.is_plain() {
-        (vec![stats.mean_wait; n], vec![stats.mean_wait_ci95; n])
+    let (means, cis): (Vec<Option<f64>>, Vec<Option<f64>>) = if f.is_plain() {
+        (
+            vec![Some(stats.mean_wait); n],
+            vec![stats.mean_wait_ci95; n],
+        )
     } else {
         (
             f.user_order(&stats.class_mean_wait[..n]),
@@ -428,7 +430,7 @@ pub fn fleet_fields(
     };
     vec![
         f.to_string(),
-        join(means.into_iter().map(num).collect()),
+        join(means.into_iter().map(opt).collect()),
         join(cis.into_iter().map(opt).collect()),
         exact,
     ]

@@ -590,9 +590,9 @@ pub struct PointStats {
     pub hist_range: RangeUse,
     /// A mixed fleet: each class's mean wait (engine order, fastest first:
     /// `RepResult::class_wait`), the mean over the replications that served
-    /// some request of the class, with its Student t CI; NaN for a class
+    /// some request of the class, with its Student t CI; None for a class
     /// that served none (or without a fleet).
-    pub class_mean_wait: [f64; 4],
+    pub class_mean_wait: [Option<f64>; 4],
     pub class_mean_wait_ci95: [Option<f64>; 4],
 }
 
@@ -973,11 +973,7 @@ pub fn point_stats(
         hist_range,
         class_mean_wait: std::array::from_fn(|c| {
             let waits = class_waits(c);
-            if waits.is_empty() {
-                f64::NAN
-            } else {
-                mean(&waits)
-            }
+            (!waits.is_empty()).then(|| mean(&waits))
         }),
         class_mean_wait_ci95: std::array::from_fn(|c| ci95_half_width(&class_waits(c))),
     }

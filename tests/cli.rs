@@ -1223,10 +1223,18 @@ fn fleets_run_from_flags_with_their_class_columns() {
             .split(';')
             .map(|x| x.parse().unwrap())
             .collect();
-        assert_eq!(classes.len(), if mixed { 2 } else { 1 }, "{routing} {speeds}");
+        assert_eq!(
+            classes.len(),
+            if mixed { 2 } else { 1 },
+            "{routing} {speeds}"
+        );
         let exact = &row[col("analytic_class_mean_wait")];
         if matches!(routing, "random" | "weighted") {
-            assert_eq!(exact.split(';').count(), classes.len(), "{routing} {speeds}");
+            assert_eq!(
+                exact.split(';').count(),
+                classes.len(),
+                "{routing} {speeds}"
+            );
         }
         if mixed {
             // The fast class waits less where the router ignores speed or
@@ -1255,7 +1263,14 @@ fn fleets_run_from_flags_with_their_class_columns() {
             "--speeds: given together with --servers",
         ),
         (
-            &["--speeds", "3x1,2x2", "--routing", "round_robin", "--rho", "0.5"][..],
+            &[
+                "--speeds",
+                "3x1,2x2",
+                "--routing",
+                "round_robin",
+                "--rho",
+                "0.5",
+            ][..],
             "speeds: round_robin does not model a mixed fleet yet",
         ),
     ] {

@@ -300,8 +300,11 @@ impl Reference {
                 }
                 RefPolicy::Central if !idle.is_empty() => {
                     let fastest = idle.iter().map(|&s| speed(s)).fold(0.0, f64::max);
-                    let ties: Vec<usize> =
-                        idle.iter().copied().filter(|&s| speed(s) == fastest).collect();
+                    let ties: Vec<usize> = idle
+                        .iter()
+                        .copied()
+                        .filter(|&s| speed(s) == fastest)
+                        .collect();
                     uniform_among(rng, &ties)
                 }
                 RefPolicy::Central => {
@@ -532,8 +535,9 @@ fn check_against_reference(
     let extra = extra.as_str();
     let toml = match reference.speeds {
         // A fleet sets its servers.
-        Some(_) => spec_text(routing, extra, 0, rho, arrival, service, &run)
-            .replace("servers = [0]\n", ""),
+        Some(_) => {
+            spec_text(routing, extra, 0, rho, arrival, service, &run).replace("servers = [0]\n", "")
+        }
         None => spec_text(
             routing,
             extra,
@@ -758,7 +762,10 @@ fn fleets_match_reference() {
     for (routing, policy, rho) in [
         ("jsq", RefPolicy::Jsq, 0.85),
         ("pod", RefPolicy::Pod(2), 0.85),
-        ("jiq", RefPolicy::Jiq, 0.85),
+        // jiq routes uniformly while no dyno is idle: at rho 0.85 its slow
+        // dynos get 1.87 requests per unit of time they serve 1 of, and its
+        // queues wander far (a mean wait of about 26, too noisy to test).
+        ("jiq", RefPolicy::Jiq, 0.4),
         ("lwl", RefPolicy::Lwl, 0.85),
         ("central", RefPolicy::Central, 0.85),
         ("weighted", RefPolicy::Weighted, 0.7),
@@ -1608,7 +1615,12 @@ fn gpu_matches_cpu_for_every_policy() {
             fleet_classes: 2,
             fleet_end: [4, 8, 8, 8],
             fleet_time: [0.5, 1.0, 1.0, 1.0],
-            fleet_pick: [(2u64 << 32).div_euclid(3) as u32, u32::MAX, u32::MAX, u32::MAX],
+            fleet_pick: [
+                (2u64 << 32).div_euclid(3) as u32,
+                u32::MAX,
+                u32::MAX,
+                u32::MAX,
+            ],
             ..point(
                 300 + fleet_params.len() as u32,
                 Kernel::Dispatch.code(),

@@ -56,13 +56,7 @@ pub fn baseline(q: &QueueInput, routing: Routing, fleet: &Fleet) -> FleetBaselin
         .classes
         .iter()
         .zip(&shares)
-        .map(|(c, &share)| {
-            (
-                share,
-                q.lambda * share / f64::from(c.count),
-                c.speed / mean,
-            )
-        })
+        .map(|(c, &share)| (share, q.lambda * share / f64::from(c.count), c.speed / mean))
         .collect();
     if classes.iter().any(|&(_, l, mu)| l >= mu) {
         return none(Baseline::unstable());
@@ -168,9 +162,6 @@ mod tests {
             baseline(&q, Routing::Random, &fleet).overall.method,
             "unstable"
         );
-        assert_eq!(
-            baseline(&q, Routing::Jsq, &fleet).overall.method,
-            "none"
-        );
+        assert_eq!(baseline(&q, Routing::Jsq, &fleet).overall.method, "none");
     }
 }

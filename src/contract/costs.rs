@@ -111,9 +111,7 @@ pub fn dispatch_loops_per_customer(p: &PointParams) -> u64 {
             return r + r.div_ceil(period) + 2 + fleet
         }
         // One or two words, the amortized rebase.
-        DispatchPolicy::Random | DispatchPolicy::Weighted => {
-            return r.div_ceil(period) + 4 + fleet
-        }
+        DispatchPolicy::Random | DispatchPolicy::Weighted => return r.div_ceil(period) + 4 + fleet,
         _ => {}
     }
     // Requests in the system: at most the capacity, and far fewer at any

@@ -283,7 +283,9 @@ impl Dist {
             Shape::Pareto { .. } => LawName::Pareto,
             Shape::Uniform { .. } => LawName::Uniform,
             Shape::Empirical { replay: None, .. } => LawName::Empirical,
-            Shape::Empirical { replay: Some(_), .. } => LawName::Trace,
+            Shape::Empirical {
+                replay: Some(_), ..
+            } => LawName::Trace,
             Shape::Mmpp(_) => LawName::Mmpp,
         }
     }

@@ -62,7 +62,9 @@ impl Dist {
             Shape::Pareto { .. } => Family::Pareto,
             Shape::Uniform { .. } => Family::Uniform,
             Shape::Empirical { replay: None, .. } => Family::Empirical,
-            Shape::Empirical { replay: Some(_), .. } => Family::Trace,
+            Shape::Empirical {
+                replay: Some(_), ..
+            } => Family::Trace,
             Shape::Mmpp(m) => Family::Mmpp(m),
         };
         LawMoments {

@@ -1493,7 +1493,11 @@ fn trace_replays_its_gaps_in_file_order() {
 #[test]
 fn trace_dispersion_tells_even_poisson_and_bursty_apart() {
     let even: Vec<f64> = vec![1.0; 10_000];
-    assert!(trace_dispersion(&even) < 0.05, "{}", trace_dispersion(&even));
+    assert!(
+        trace_dispersion(&even) < 0.05,
+        "{}",
+        trace_dispersion(&even)
+    );
     let mut s = crate::rng::Stream::new(5, 0, 0);
     let poisson: Vec<f64> = (0..40_000)
         .map(|_| -f64::from(s.uniform_full().0).ln())
@@ -1527,13 +1531,23 @@ fn trace_errors_name_the_file_and_line() {
     assert!(e.contains("line 2: 'noon' is not a number"), "{e}");
     let e = trace_err("inf.txt", "1\ninf\n");
     assert!(e.contains("line 2: 'inf' is not a finite number"), "{e}");
-    let e = err_in(Role::Arrival, "trace(file=absent.txt)", Path::new("/nonexistent"));
-    assert!(e.starts_with("arrival: trace file 'absent.txt' cannot be read"), "{e}");
+    let e = err_in(
+        Role::Arrival,
+        "trace(file=absent.txt)",
+        Path::new("/nonexistent"),
+    );
+    assert!(
+        e.starts_with("arrival: trace file 'absent.txt' cannot be read"),
+        "{e}"
+    );
     let e = arr_err("trace");
     assert!(e.contains("trace needs file="), "{e}");
     let e = arr_err("trace(file=x.txt,mean=2)");
     assert!(e.contains("unknown key 'mean'"), "{e}");
     let e = svc_err("trace(file=x.txt)");
-    assert!(e.contains("trace is an arrival process, not a service law"), "{e}");
+    assert!(
+        e.contains("trace is an arrival process, not a service law"),
+        "{e}"
+    );
     assert!(!e.contains('\n'));
 }

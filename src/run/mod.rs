@@ -27,5 +27,7 @@ pub mod rounds;
 pub mod session;
 pub mod warmup;
 
-pub use point::{analytic_table, baseline, class_baseline, prepare, PointResult, PointsFailed, PreparedPoint};
+pub use point::{
+    analytic_table, baseline, class_baseline, prepare, PointResult, PointsFailed, PreparedPoint,
+};
 pub use rounds::{run_points, run_points_at, run_points_until, Interrupted, CHUNK_REPS};

@@ -120,12 +120,7 @@ fn with_fleet(plain: PointParams, g: &GridPoint, fleet: &crate::fleet::Fleet) ->
 }
 
 /// The record of a point of identical dynos.
-fn point_params_plain(
-    spec: &Spec,
-    g: &GridPoint,
-    table: &mut Vec<f32>,
-    thin: bool,
-) -> PointParams {
+fn point_params_plain(spec: &Spec, g: &GridPoint, table: &mut Vec<f32>, thin: bool) -> PointParams {
     let shape = g.routing.shape(g.servers, g.workers, g.routers);
     let seed = spec.run.seed;
     // A capacity needs the number in system, which Lindley's recursion does

@@ -61,10 +61,24 @@ pub const LAW_WORDS: Words = Words(|| {
         .map(|l| l.as_str())
         .collect()
 });
-/// The law names and `none`, for completion of `--patience`.
+/// The names of the laws a service time may follow (all but the arrival
+/// processes `mmpp` and `trace`), for completion of `--service`.
+pub const SERVICE_LAW_WORDS: Words = Words(|| {
+    crate::dist::LawName::ALL
+        .iter()
+        .filter(|l| !l.is_arrival_only())
+        .map(|l| l.as_str())
+        .collect()
+});
+/// The service laws' names and `none`, for completion of `--patience`.
 pub const PATIENCE_WORDS: Words = Words(|| {
     let mut words = vec!["none"];
-    words.extend(crate::dist::LawName::ALL.iter().map(|l| l.as_str()));
+    words.extend(
+        crate::dist::LawName::ALL
+            .iter()
+            .filter(|l| !l.is_arrival_only())
+            .map(|l| l.as_str()),
+    );
     words
 });
 
@@ -101,7 +115,7 @@ pub struct AxisArgs {
     #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_hint = clap::ValueHint::Other)]
     pub rho: Vec<String>,
     /// Service-time laws, e.g. 'weibull(shape=0.46,median=0.05,min=0.01,max=30)' [list]
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = LAW_WORDS, hide_possible_values = true)]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = SERVICE_LAW_WORDS, hide_possible_values = true)]
     pub service: Vec<String>,
     /// Each request's patience: a law such as 'det(value=30)' or 'exp(mean=60)', or none (see --reneging) [list; default none]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = PATIENCE_WORDS, hide_possible_values = true)]

@@ -322,7 +322,12 @@ impl Spec {
             let _ = writeln!(
                 t,
                 "speeds = {}",
-                list(self.speeds.iter().map(|f| toml_str(&f.to_string())).collect())
+                list(
+                    self.speeds
+                        .iter()
+                        .map(|f| toml_str(&f.to_string()))
+                        .collect()
+                )
             );
         }
         let _ = writeln!(

@@ -772,13 +772,13 @@ fn unknown_routing_is_refused() {
     assert_eq!(
         e,
         "spec.toml:2: [sweep] routing: unknown routing 'smart'; \
-         expected one of random, round_robin, central, jsq, pod, jiq, lwl"
+         expected one of random, round_robin, central, jsq, pod, jiq, lwl, weighted"
     );
     let e = flag_err(&["--routing", "random,smart"]);
     assert_eq!(
         e,
         "--routing: unknown routing 'smart'; expected one of random, round_robin, central, \
-         jsq, pod, jiq, lwl"
+         jsq, pod, jiq, lwl, weighted"
     );
     let e = file_err(&MINI.replace("[\"random\"]", "[1]"));
     assert_eq!(e, "spec.toml:2: [sweep] routing: 1 is not a valid value; expected one of random, round_robin, central, jsq, pod, jiq, lwl");
@@ -871,7 +871,7 @@ fn unknown_tables_and_keys_are_refused() {
     assert_eq!(
         e,
         "spec.toml:3: [sweep] unknown key 'sever'; expected one of routing, choices, \
-         routers, servers, workers, arrival, lambda, rho, service, patience, capacity"
+         routers, servers, speeds, workers, arrival, lambda, rho, service, patience, capacity"
     );
     let e = file_err(&format!("{MINI}[run]\nreps = 2\nthread = 4\n"));
     assert!(
@@ -1234,5 +1234,44 @@ fn quantiles_are_probabilities_each_once() {
     assert!(
         e.starts_with("spec.toml:7: [run] quantiles: an array is not a valid value"),
         "{e}"
+    );
+}
+
+#[test]
+fn a_fleet_takes_the_place_of_the_servers_axis() {
+    let text = "[sweep]\nrouting = [\"random\", \"weighted\", \"jsq\"]\n\
+                speeds = [\"40x1,10x2\", \"60x1\"]\nlambda = [150]\n\
+                service = [\"exp(rate=3)\"]\n";
+    // Random routing sends 3/s to each of 50 dynos: the slow ones at rho 1,
+    // refused, with why.
+    let e = file_err(text);
+    assert!(
+        e.contains("unstable, its slowest class's rho = 1.000 >= 1 under random routing"),
+        "{e}"
+    );
+    let text = &format!("{text}\n[run]\nallow_unstable = true\n");
+    let spec = parse(text).unwrap();
+    assert_eq!(spec.servers, [50, 60]);
+    let points = spec.points();
+    assert_eq!(points.len(), 6);
+    // rho over the capacity: 150 / 3 / 60 for both fleets.
+    for p in &points {
+        assert!((p.rho - 50.0 / 60.0).abs() < 1e-12, "{}", p.rho);
+        assert_eq!(p.servers, p.fleet.as_ref().unwrap().servers());
+    }
+    assert!(!points[0].stable);
+    assert!(points[1].stable && points[2].stable);
+    // The canonical TOML keeps the fleets, and reads back.
+    let back = Spec::from_toml_str(&spec.to_toml(), "spec.toml", Path::new(".")).unwrap();
+    assert_eq!(back, spec);
+    let both = file_err(&text.replace("lambda", "servers = [4]\nlambda"));
+    assert!(
+        both.contains("speeds: given together with servers"),
+        "{both}"
+    );
+    let bad = file_err(&text.replace("40x1,10x2", "40x1,10y2"));
+    assert!(
+        bad.starts_with("spec.toml:3: [sweep] speeds: '40x1,10y2' has '10y2', not count x speed"),
+        "{bad}"
     );
 }

@@ -56,6 +56,17 @@
 //! - `central` with K > 1: per router a FIFO ring of (arrival time, service,
 //!   interarrival) of the requests waiting at the router.
 //!
+//! # Mixed fleets
+//! With [`PointParams::fleet_classes`] > 0 the servers have speeds (classes
+//! numbered fastest first): the service drawn is a size, and the chosen
+//! server's class scales it (`service_at`, a product by `1 / speed`). The
+//! fleet's own policies need only `free[R]`, as `lwl` does (`free_times`):
+//! `random` (one word, a uniform server), `weighted` (two words: a class by
+//! `fleet_pick`, a server of it) and `first_free`, the central queue (the
+//! scan keyed by `max(free, t)`: the fastest idle server, else the first
+//! to free up), which `lwl` on a fleet also is. Each class's recorded,
+//! served waits go to a Kahan sum of their own (`ClassSums`).
+//!
 //! `lwl` needs only `free[R]`: each request joins the server that frees up
 //! first, found by a linear scan (ties: the lowest index), and waits
 //! `max(min free − t, 0)` — exactly the Kiefer–Wolfowitz recursion of the
@@ -209,8 +220,8 @@ fn weighted_server(p: &PointParams, class_word: u32, server_word: u32) -> u32 {
 /// The policies that need only each server's free-at time: `lwl` (least
 /// work left: the Kiefer–Wolfowitz recursion by linear scan), and for
 /// fleets `first_free` (the central queue: the scan keyed by
-/// `max(free, t)`, so the lowest-numbered, fastest, idle server wins),
-/// `random` and `weighted`.
+/// `max(free, t)`, so the lowest-numbered, fastest, idle server wins; `lwl`
+/// on a fleet scans the same way), `random` and `weighted`.
 fn free_times(
     p: &PointParams,
     rep: u32,
@@ -248,7 +259,7 @@ fn free_times(
         }
         let size = rng.draw(&p.service)[0];
         let best = match policy {
-            DispatchPolicy::Lwl => {
+            DispatchPolicy::Lwl if !p.has_fleet() => {
                 let mut best = 0;
                 for (i, &f) in free.iter().enumerate().skip(1) {
                     if f < free[best] {
@@ -257,7 +268,11 @@ fn free_times(
                 }
                 best
             }
-            DispatchPolicy::FirstFree => {
+            // On a fleet, least work left is the first free server too: an
+            // idle server has none left, whenever it emptied, so ties go
+            // to the fastest (rebases clamp the idle servers' free-at times
+            // to the epoch, so "the longest idle" would not be well defined).
+            DispatchPolicy::FirstFree | DispatchPolicy::Lwl => {
                 let mut best = 0;
                 let mut key = free[0].max(t);
                 for (i, &f) in free.iter().enumerate().skip(1) {

@@ -185,6 +185,11 @@ mod tests {
                     system_limit,
                     slo,
                     patience,
+                    fleet_end,
+                    fleet_time,
+                    fleet_pick,
+                    fleet_classes,
+                    _fleet_pad,
                 }),
             ),
             (
@@ -211,6 +216,8 @@ mod tests {
                     max_in_system,
                     exceed,
                     lost,
+                    class_wait,
+                    class_served,
                 }),
             ),
             (
