@@ -353,7 +353,9 @@ fn fleet_class(p: PointParams, s: u32) -> u32 {
 // server's class under a fleet). Twin of `service_at`.
 fn service_at(p: PointParams, s: u32, size: f32) -> f32 {
     if (p.fleet_classes > 0u) {
-        return size * p.fleet_time[fleet_class(p, s)];
+        // Pinned: the product feeds the server's free-at sum and the
+        // recorder's, which a contracting compiler could fuse it into.
+        return pinned(size * p.fleet_time[fleet_class(p, s)]);
     }
     return size;
 }

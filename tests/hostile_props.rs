@@ -260,6 +260,7 @@ fn any_axis_flag_value_is_answered_or_refused() {
         "--routers",
         "--routing",
         "--arrival",
+        "--speeds",
     ];
     for _ in cases("any_axis_flag_value_is_answered_or_refused", 120) {
         let mut args = strings(&["analytic", "s.toml"]);
@@ -267,8 +268,26 @@ fn any_axis_flag_value_is_answered_or_refused() {
             let flag = rng.pick(&flags);
             let value = match flag {
                 "--routing" => rng
-                    .pick(&["random", "central", "jsq", "pod", "jiq", "rr", "x", ""])
+                    .pick(&[
+                        "random", "central", "jsq", "pod", "jiq", "rr", "weighted", "x", "",
+                    ])
                     .to_string(),
+                // Fleets: counts and speeds from the hostile numbers, one
+                // to five classes, sometimes two fleets.
+                "--speeds" => {
+                    let fleet = |rng: &mut Rng| {
+                        (0..1 + rng.below(5))
+                            .map(|_| format!("{}x{}", rng.pick(&NUMBERS), rng.pick(&NUMBERS)))
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    };
+                    let first = fleet(&mut rng);
+                    if rng.below(3) == 0 {
+                        format!("{first};{}", fleet(&mut rng))
+                    } else {
+                        first
+                    }
+                }
                 "--arrival" => law(&mut rng),
                 _ => {
                     let a = rng.pick(&NUMBERS);

@@ -445,3 +445,144 @@ fn the_comparison_helpers_round_as_printed() {
     assert_eq!(fmt_mean_ci(7.918171e-6, 5.639430e-7), "7.9e-6 ± 5.6e-7");
     assert_eq!(fmt_sig(0.5650398, 3), "0.565");
 }
+
+/// The row of `rows` with these column values.
+fn row_where<'a>(rows: &'a [Row], pairs: &[(&str, &str)]) -> &'a Row {
+    let found: Vec<&Row> = rows
+        .iter()
+        .filter(|r| pairs.iter().all(|(k, v)| r[*k] == *v))
+        .collect();
+    assert_eq!(found.len(), 1, "{pairs:?}");
+    found[0]
+}
+
+#[test]
+fn the_bursts_study_says_what_its_csv_holds() {
+    let text = readme();
+    let rows = rows("data/bursts-results.csv");
+    let at = |routing: &str, dispersion: &str| {
+        let r = rows
+            .iter()
+            .find(|r| {
+                r["routing"] == routing
+                    && r["servers"] == "60"
+                    && r["arrival_dispersion"].starts_with(dispersion)
+            })
+            .unwrap_or_else(|| panic!("{routing} at {dispersion}"));
+        f(r, "mean_wait")
+    };
+    // "from Poisson to index 10 the central queue's mean wait grows from
+    // 0.0038 s to 0.076 s and jsq's from 0.013 s to 0.11 s, pod's from 0.38 s
+    // to 0.48 s, while random routing's only goes from 1.65 s to 1.80 s"
+    for (who, routing, sig) in [
+        ("the central queue's mean wait grows", "central", 2),
+        ("jsq's", "jsq", 2),
+        ("pod's", "pod", 2),
+        ("random routing's only goes", "random", 3),
+    ] {
+        let claim = format!(
+            "{who} from {} s to {} s",
+            fmt_sig(at(routing, "1"), sig),
+            fmt_sig(at(routing, "9.99"), sig)
+        );
+        assert!(
+            text.replace('\n', " ").contains(&claim),
+            "README lacks '{claim}'"
+        );
+    }
+    // "under the log's long bursts every router queues, random at 2.5 s, pod
+    // at 1.3 s, jsq and central at 1.0 s"
+    let log = |routing: &str| fmt_sig(at(routing, "55"), 2);
+    let claim = format!(
+        "random at {} s, pod at {} s, jsq and central at {} s",
+        log("random"),
+        log("pod"),
+        log("jsq")
+    );
+    assert_eq!(log("jsq"), log("central"));
+    assert!(
+        text.replace('\n', " ").contains(&claim),
+        "README lacks '{claim}'"
+    );
+    for r in rows.iter().filter(|r| r["routing"] == "random") {
+        let trace = r["arrival"].starts_with("trace");
+        assert_eq!(
+            r["analytic_method"] == "none",
+            trace,
+            "point {}",
+            r["point"]
+        );
+    }
+    check_within_4_se("data/bursts-results.csv", &rows);
+    assert!(root().join("data/bursts-results.svg").exists());
+}
+
+#[test]
+fn the_fleet_study_says_what_its_csv_holds() {
+    let text = readme().replace('\n', " ");
+    let rows = rows("data/fleet-results.csv");
+    let mean = |routing: &str, speeds: &str| {
+        f(
+            row_where(&rows, &[("routing", routing), ("speeds", speeds)]),
+            "mean_wait",
+        )
+    };
+    let (plain, mixed) = ("75x1", "35x1,20x2");
+    // "its mean wait grows from 0.66 s to 2.1 s (the slow class's 3.3 s
+    // against the fast class's 0.14 s), while weighting by speed makes the
+    // fleet faster, from 0.67 s to 0.49 s"
+    let classes: Vec<f64> = row_where(&rows, &[("routing", "random"), ("speeds", mixed)])
+        ["class_mean_wait"]
+        .split(';')
+        .map(|x| x.parse().unwrap())
+        .collect();
+    let claim = format!(
+        "its mean wait grows from {} s to {} s (the slow class's {} s against the fast \
+         class's {} s), while weighting by speed makes the fleet faster, from {} s to {} s",
+        fmt_sig(mean("random", plain), 2),
+        fmt_sig(mean("random", mixed), 2),
+        fmt_sig(classes[0], 2),
+        fmt_sig(classes[1], 2),
+        fmt_sig(mean("weighted", plain), 2),
+        fmt_sig(mean("weighted", mixed), 2),
+    );
+    assert!(text.contains(&claim), "README lacks '{claim}'");
+    // "pod stays near 0.19 s, and jsq and the central queue stay below a
+    // millisecond"
+    for r in &rows {
+        let w = f(r, "mean_wait");
+        match r["routing"].as_str() {
+            "pod" => assert!((w - 0.19).abs() < 0.015, "pod {w}"),
+            "jsq" | "central" => assert!(w < 1e-3, "{}: {w}", r["routing"]),
+            _ => {}
+        }
+    }
+    // "Every random and weighted row, and each of their speed classes, lies
+    // within 4 standard errors of its exact Pollaczek–Khinchine value."
+    check_within_4_se("data/fleet-results.csv", &rows);
+    for r in rows
+        .iter()
+        .filter(|r| r["analytic_method"] == "exact:mg1_by_class")
+    {
+        let t = student_t_quantile(0.975, f(r, "reps") - 1.0);
+        let parse =
+            |col: &str| -> Vec<f64> { r[col].split(';').map(|x| x.parse().unwrap()).collect() };
+        let (sim, ci, exact) = (
+            parse("class_mean_wait"),
+            parse("class_mean_wait_ci95"),
+            parse("analytic_class_mean_wait"),
+        );
+        for c in 0..sim.len() {
+            let z = (sim[c] - exact[c]) / (ci[c] / t);
+            assert!(
+                z.abs() <= 4.0,
+                "point {} class {c}: {} ± {} vs exact {} ({z:.2} se)",
+                r["point"],
+                sim[c],
+                ci[c],
+                exact[c]
+            );
+        }
+    }
+    assert!(root().join("data/fleet-results.svg").exists());
+}
