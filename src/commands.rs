@@ -1231,6 +1231,17 @@ pub fn size(args: &SizeArgs) -> Result<()> {
     // The searched axis comes from the search (a placeholder here, so a
     // spec without it loads); unstable values are skipped by the search.
     let mut sweep = args.sweep.clone();
+    // A fleet is the servers axis itself: nothing to search over. Asked
+    // before the placeholder, which would replace the spec's fleets.
+    let fleet_flag = !sweep.axes.speeds.is_empty();
+    if fleet_flag || Spec::load(&sweep).is_ok_and(|s| s.has_fleet()) {
+        return Err(qsweep::UsageError(
+            "size: speeds: searching over mixed fleets is not supported yet; expected a spec \
+             with servers (identical dynos)"
+                .into(),
+        )
+        .into());
+    }
     match over {
         Over::Servers => sweep.axes.servers = vec!["1".into()],
         Over::Workers => sweep.axes.workers = vec!["1".into()],

@@ -403,13 +403,11 @@ impl<'a, const N: usize> Sampler<'a, N> {
     #[inline(always)]
     pub fn trace(&mut self, law: &Law) -> [f32; N] {
         let gaps = &self.table[law.offset as usize..(law.offset + law.n) as usize];
-        let mut x = [0.0f32; N];
-        for l in 0..N {
+        std::array::from_fn(|l| {
             let at = self.arrival_state[l];
-            x[l] = gaps[at as usize];
             self.arrival_state[l] = if at + 1 == law.n { 0 } else { at + 1 };
-        }
-        x
+            gaps[at as usize]
+        })
     }
 
     /// One MMPP interarrival per lane (see [`Law`] for the record): from

@@ -565,6 +565,13 @@ impl Case {
 /// The load must be an arrival rate (a `rho` grows with the servers, so
 /// there is nothing to size).
 pub fn cases(spec: &Spec, over: Over) -> Result<Vec<Case>, SpecError> {
+    if spec.has_fleet() {
+        return Err(SpecError(
+            "size: speeds: searching over mixed fleets is not supported yet; expected a spec \
+             with servers (identical dynos)"
+                .into(),
+        ));
+    }
     if spec.load.iter().any(|l| matches!(l, Load::Rho(_))) {
         return Err(SpecError(
             "size: the load is given as rho, which scales with the servers; expected --lambda \

@@ -212,6 +212,10 @@ fn bad_size_requests_are_refused() {
     );
     err(&["--target", "p99_wait"], &["--target", "no <= or <"]);
     err(
+        &["--target", "p99_wait<=0.1", "--speeds", "3x1,2x2"],
+        &["speeds", "mixed fleets"],
+    );
+    err(
         &[
             "--target",
             "p99_wait<=1",

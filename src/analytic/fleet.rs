@@ -47,7 +47,7 @@ pub fn baseline(q: &QueueInput, routing: Routing, fleet: &Fleet) -> FleetBaselin
     };
     let poisson = q.arrival.family == Family::Exp && !q.arrival.clamped;
     let (mean, scv) = (q.service.mean, q.service.scv);
-    if !poisson || !(mean.is_finite() && mean > 0.0 && scv.is_finite() && q.lambda > 0.0) {
+    if !(poisson && mean.is_finite() && mean > 0.0 && scv.is_finite() && q.lambda > 0.0) {
         return none(Baseline::none());
     }
     let shares = fleet.arrival_shares(weighted);

@@ -81,7 +81,7 @@ pub fn trace_dispersion(gaps: &[f64]) -> f64 {
     let mean_gap = total / n as f64;
     let width = (n as f64).sqrt().max(1.0) * mean_gap;
     let windows = (total / width).floor() as usize;
-    if windows < 2 || !(width > 0.0) {
+    if windows < 2 || width.is_nan() || width <= 0.0 {
         return f64::NAN;
     }
     let mut counts = vec![0.0f64; windows];

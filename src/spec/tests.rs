@@ -781,7 +781,7 @@ fn unknown_routing_is_refused() {
          jsq, pod, jiq, lwl, weighted"
     );
     let e = file_err(&MINI.replace("[\"random\"]", "[1]"));
-    assert_eq!(e, "spec.toml:2: [sweep] routing: 1 is not a valid value; expected one of random, round_robin, central, jsq, pod, jiq, lwl");
+    assert_eq!(e, "spec.toml:2: [sweep] routing: 1 is not a valid value; expected one of random, round_robin, central, jsq, pod, jiq, lwl, weighted");
 }
 
 #[test]
