@@ -48,6 +48,27 @@ fn mmpp_law(text: &str, mean: f64) -> Law {
         .to_law(&mut Vec::new())
 }
 
+/// A one-server replication of 20,000 customers: cut into segments were
+/// its arrivals renewal, it must run as one with a stateful law (MMPP,
+/// trace), whose draws depend on the state the previous one left.
+fn long_single_segment(index: u32, arrival: Law, service: Law) -> PointParams {
+    let p = PointParams {
+        customers: 20_000,
+        warmup: 1000,
+        ..point(
+            index,
+            arrival,
+            service,
+            Kernel::Lindley.code(),
+            Thinning::None.code(),
+            1,
+            1,
+        )
+    };
+    assert_eq!(p.segments().count, 1);
+    p
+}
+
 fn close(a: f32, b: f32, rel: f32) -> bool {
     (a - b).abs() <= rel * a.abs().max(b.abs()).max(1e-3)
 }
@@ -163,21 +184,11 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
             route_n,
         ));
     }
-    let long_mmpp = PointParams {
-        customers: 20_000,
-        warmup: 1000,
-        ..point(
-            params.len() as u32,
-            bursty,
-            services[0],
-            Kernel::Lindley.code(),
-            Thinning::None.code(),
-            1,
-            1,
-        )
-    };
-    assert_eq!(long_mmpp.segments().count, 1);
-    params.push(long_mmpp);
+    params.push(long_single_segment(
+        params.len() as u32,
+        bursty,
+        services[0],
+    ));
     // Its draws depend on the phase: different interarrival sequences from
     // a renewal law of the same mean (checked below on the CPU's output).
     let mmpp_points = mmpp_start..params.len();
@@ -206,21 +217,7 @@ fn every_kernel_and_law_matches_the_cpu_reference() {
             route_n,
         ));
     }
-    let long_trace = PointParams {
-        customers: 20_000,
-        warmup: 1000,
-        ..point(
-            params.len() as u32,
-            trace,
-            services[0],
-            Kernel::Lindley.code(),
-            Thinning::None.code(),
-            1,
-            1,
-        )
-    };
-    assert_eq!(long_trace.segments().count, 1);
-    params.push(long_trace);
+    params.push(long_single_segment(params.len() as u32, trace, services[0]));
     params.push(point(
         params.len() as u32,
         exp_arr,
