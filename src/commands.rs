@@ -1652,7 +1652,7 @@ fn size_then_run(
                 run_spec.has_fleet(),
                 &r.point.grid,
                 &r.stats,
-                qsweep::run::class_baseline(&r.point.grid),
+                &base,
                 r.error.is_some(),
             ));
             sink.write(&fields)?;

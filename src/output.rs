@@ -392,31 +392,36 @@ pub fn fleet_columns(fleet: bool) -> Vec<String> {
     .to_vec()
 }
 
-/// The values of [`fleet_columns`] for one point. A fleet of speed-1 dynos
-/// runs as the `servers` axis's identical dynos, whose classes are alike
-/// (every policy treats the dynos symmetrically): each class then reports
-/// the row's mean wait. `class_analytic` is `run::class_baseline`'s.
+/// The values of [`fleet_columns`] for one point, as [`patience_fields`]'s
+/// (the per-class baseline is `Baseline::class_mean_wait`). A fleet of
+/// speed-1 dynos runs as the `servers` axis's identical dynos, whose classes
+/// are alike (every policy treats the dynos symmetrically): each class then
+/// reports the row's mean wait, and its exact mean where the row has one.
 pub fn fleet_fields(
     fleet: bool,
     point: &GridPoint,
     stats: &PointStats,
-    class_analytic: Option<Vec<f64>>,
+    analytic: &Baseline,
     failed: bool,
 ) -> Vec<String> {
-    let Some(f) = (fleet).then_some(()).and(point.fleet.as_ref()) else {
-        return if fleet {
-            vec![String::new(); 4]
-        } else {
-            Vec::new()
-        };
+    if !fleet {
+        return Vec::new();
+    }
+    let Some(f) = &point.fleet else {
+        return vec![String::new(); 4];
     };
+    let n = f.classes.len();
     let join = |xs: Vec<String>| xs.join(";");
-    let exact =
-        class_analytic.map_or_else(String::new, |xs| join(xs.into_iter().map(num).collect()));
+    let class_exact = if f.is_plain() {
+        let exact = analytic.method.starts_with("exact:");
+        analytic.mean_wait.filter(|_| exact).map(|w| vec![w; n])
+    } else {
+        analytic.class_mean_wait.clone()
+    };
+    let exact = class_exact.map_or_else(String::new, |xs| join(xs.into_iter().map(num).collect()));
     if failed {
         return vec![f.to_string(), String::new(), String::new(), exact];
     }
-    let n = f.classes.len();
     let (means, cis): (Vec<Option<f64>>, Vec<Option<f64>>) = if f.is_plain() {
         (
             vec![Some(stats.mean_wait); n],

@@ -24,31 +24,22 @@ use super::{mg1::pollaczek_khinchine_mean_wait, Baseline, Family, QueueInput};
 use crate::fleet::Fleet;
 use crate::routing::Routing;
 
-/// A fleet point's baseline: the row's (mean and, where known, p99 over
-/// every request) and each class's mean wait (in the fleet's written order).
-pub struct FleetBaseline {
-    pub overall: Baseline,
-    pub class_mean_wait: Option<Vec<f64>>,
-}
-
 /// The method label of a fleet split into independent M/G/1 queues.
 pub const METHOD: &str = "exact:mg1_by_class";
 
-/// The baseline of `fleet` at the rates and laws of `q`, routed by `routing`.
-pub fn baseline(q: &QueueInput, routing: Routing, fleet: &Fleet) -> FleetBaseline {
-    let none = |b: Baseline| FleetBaseline {
-        overall: b,
-        class_mean_wait: None,
-    };
+/// The baseline of `fleet` at the rates and laws of `q`, routed by `routing`:
+/// the row's mean (and, with exponential sizes, p99) over every request, and
+/// each class's mean wait (`Baseline::class_mean_wait`).
+pub fn baseline(q: &QueueInput, routing: Routing, fleet: &Fleet) -> Baseline {
     let weighted = match routing {
         Routing::Random => false,
         Routing::Weighted => true,
-        _ => return none(Baseline::none()),
+        _ => return Baseline::none(),
     };
     let poisson = q.arrival.family == Family::Exp && !q.arrival.clamped;
     let (mean, scv) = (q.service.mean, q.service.scv);
     if !(poisson && mean.is_finite() && mean > 0.0 && scv.is_finite() && q.lambda > 0.0) {
-        return none(Baseline::none());
+        return Baseline::none();
     }
     let shares = fleet.arrival_shares(weighted);
     // Per class: (share of requests, arrival rate per dyno, service rate).
@@ -59,7 +50,7 @@ pub fn baseline(q: &QueueInput, routing: Routing, fleet: &Fleet) -> FleetBaselin
         .map(|(c, &share)| (share, q.lambda * share / f64::from(c.count), c.speed / mean))
         .collect();
     if classes.iter().any(|&(_, l, mu)| l >= mu) {
-        return none(Baseline::unstable());
+        return Baseline::unstable();
     }
     let waits: Vec<f64> = classes
         .iter()
@@ -68,9 +59,9 @@ pub fn baseline(q: &QueueInput, routing: Routing, fleet: &Fleet) -> FleetBaselin
     let overall: f64 = classes.iter().zip(&waits).map(|(c, w)| c.0 * w).sum();
     let exp_service = q.service.family == Family::Exp && !q.service.clamped;
     let p99 = exp_service.then(|| mixture_quantile(&classes, 0.99));
-    FleetBaseline {
-        overall: Baseline::new(METHOD, Some(overall), p99),
+    Baseline {
         class_mean_wait: Some(waits),
+        ..Baseline::new(METHOD, Some(overall), p99)
     }
 }
 
@@ -135,11 +126,11 @@ mod tests {
             &Fleet::parse("50x1").unwrap(),
         );
         let w = 0.8 / 0.6;
-        assert!((b.overall.mean_wait.unwrap() - w).abs() < 1e-12);
-        assert_eq!(b.overall.method, METHOD);
+        assert!((b.mean_wait.unwrap() - w).abs() < 1e-12);
+        assert_eq!(b.method, METHOD);
         // M/M/1's p99: ln(rho / 0.01) / (mu − lambda).
         let p99 = (0.8f64 / 0.01).ln() / 0.6;
-        assert!((b.overall.p99_wait.unwrap() - p99).abs() < 1e-9);
+        assert!((b.p99_wait.unwrap() - p99).abs() < 1e-9);
     }
 
     #[test]
@@ -148,20 +139,17 @@ mod tests {
         // Capacity 60 speed-1 dynos; 150/s at E[S] = 1/3 is rho 5/6.
         let q = input(150.0, Family::Det, 0.0);
         let w = baseline(&q, Routing::Weighted, &fleet);
-        let classes = w.class_mean_wait.unwrap();
+        let classes = w.class_mean_wait.clone().unwrap();
         // Each class at rho 5/6: M/D/1 W = rho E[S_c] / (2 (1 − rho)).
         let rho = 5.0 / 6.0;
         let slow = rho * (1.0 / 3.0) / (2.0 * (1.0 - rho));
         assert!((classes[0] - slow).abs() < 1e-12);
         assert!((classes[1] - slow / 2.0).abs() < 1e-12);
         let overall = (40.0 / 60.0) * classes[0] + (20.0 / 60.0) * classes[1];
-        assert!((w.overall.mean_wait.unwrap() - overall).abs() < 1e-12);
-        assert!(w.overall.p99_wait.is_none());
+        assert!((w.mean_wait.unwrap() - overall).abs() < 1e-12);
+        assert!(w.p99_wait.is_none());
         // Random sends 3/s to each dyno: the slow ones at rho 1.
-        assert_eq!(
-            baseline(&q, Routing::Random, &fleet).overall.method,
-            "unstable"
-        );
-        assert_eq!(baseline(&q, Routing::Jsq, &fleet).overall.method, "none");
+        assert_eq!(baseline(&q, Routing::Random, &fleet).method, "unstable");
+        assert_eq!(baseline(&q, Routing::Jsq, &fleet).method, "none");
     }
 }

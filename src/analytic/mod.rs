@@ -214,6 +214,9 @@ pub struct Baseline {
     /// whose admitted requests' wait tail answers [`Baseline::p_wait_gt`];
     /// its blocking probability is `p_lost`.
     pub limited: Option<Box<finite::Finite>>,
+    /// A mixed fleet, where exact (`fleet`): each speed class's mean wait,
+    /// in the fleet's written order.
+    pub class_mean_wait: Option<Vec<f64>>,
 }
 
 /// An exact law of the FCFS wait's tail.
@@ -248,6 +251,7 @@ impl Baseline {
             p_lost: None,
             served: None,
             limited: None,
+            class_mean_wait: None,
         }
     }
 

@@ -27,7 +27,5 @@ pub mod rounds;
 pub mod session;
 pub mod warmup;
 
-pub use point::{
-    analytic_table, baseline, class_baseline, prepare, PointResult, PointsFailed, PreparedPoint,
-};
+pub use point::{analytic_table, baseline, prepare, PointResult, PointsFailed, PreparedPoint};
 pub use rounds::{run_points, run_points_at, run_points_until, Interrupted, CHUNK_REPS};

@@ -191,7 +191,7 @@ pub fn analytic_table(spec: &Spec) -> Table {
 pub fn baseline(g: &GridPoint) -> Baseline {
     let q = queue_input(g);
     if let Some(fleet) = g.fleet.as_ref().filter(|f| !f.is_plain()) {
-        return analytic::fleet::baseline(&q, g.routing, fleet).overall;
+        return analytic::fleet::baseline(&q, g.routing, fleet);
     }
     if let Some(k) = g.capacity {
         return analytic::capacity::with_capacity(&q, k);
@@ -207,22 +207,6 @@ pub fn baseline(g: &GridPoint) -> Baseline {
         ),
         None => plain,
     }
-}
-
-/// Each class's exact mean wait at a fleet point (the fleet's written
-/// order), where one is known (`analytic::fleet`); a fleet of speed-1 dynos
-/// repeats the row's exact mean. None without a fleet or a formula.
-pub fn class_baseline(g: &GridPoint) -> Option<Vec<f64>> {
-    let fleet = g.fleet.as_ref()?;
-    if fleet.is_plain() {
-        let b = baseline(g);
-        let exact = b.method.starts_with("exact:");
-        return b
-            .mean_wait
-            .filter(|_| exact)
-            .map(|w| vec![w; fleet.classes.len()]);
-    }
-    analytic::fleet::baseline(&queue_input(g), g.routing, fleet).class_mean_wait
 }
 
 /// The queue the formulas see at a grid point.

@@ -657,7 +657,7 @@ impl Session {
             self.spec.has_fleet(),
             &r.point.grid,
             &r.stats,
-            super::point::class_baseline(&r.point.grid),
+            &base,
             r.error.is_some(),
         ));
         self.sink
