@@ -49,7 +49,10 @@ struct PointParams {
     fleet_time: vec4<f32>,
     fleet_pick: vec4<u32>,
     fleet_classes: u32,
-    _fleet_pad: array<u32, 3>,
+    // Histogram sections per replication (src/contract/mod.rs,
+    // `PointParams::rep_sections`; 0 or 1: one): see rec_request.
+    rep_sections: u32,
+    _pad: array<u32, 2>,
 }
 
 struct Tile {
@@ -222,6 +225,40 @@ var<private> rec: Recorder;
 // private variables start at zero in every dispatch.
 var<private> pass_zeros: u32;
 
+// A replication cut into histogram sections (PointParams.rep_sections > 1,
+// twin of `Recorders::sections` in src/engine/cpu/record.rs): the slot of
+// the tile's first section, the recorded requests per section (0: one
+// section, counted in the tile's histogram in workgroup memory), the
+// requests recorded before this invocation's recorder started (a segment
+// run side by side starts mid-replication), and the current request's slot.
+// Such replications are few (src/engine/schedule.rs, `sections_per_rep`),
+// so their counts go straight to the slot's bins in `hist`.
+var<private> rec_slot0: u32;
+var<private> rec_section_len: u32;
+var<private> rec_seen_before: u32;
+var<private> rec_slot: u32;
+
+// Sets the sections of the replication this invocation runs (`slot`: its
+// tile's first slot; `seen_before`: see above). Twin of
+// `PointParams::section_length`.
+fn rec_sections(p: PointParams, slot: u32, seen_before: u32) {
+    let span = max(p.rep_sections, 1u);
+    let length = max(p.customers / span + select(0u, 1u, p.customers % span != 0u), 1u);
+    rec_slot0 = slot;
+    rec_section_len = select(0u, length, span > 1u);
+    rec_seen_before = seen_before;
+}
+
+// One count added to bin `bin` of slot `slot` in `hist` (a u64 as two
+// words: the add that wraps the low word carries, as in hist_flush).
+fn hist_add(slot: u32, bin: u32) {
+    let lo = (slot * HIST_BINS + bin) * HIST_WORDS_PER_BIN;
+    let old = atomicAdd(&hist[lo], 1u);
+    if (old == 0xffffffffu) {
+        atomicAdd(&hist[lo + 1u], 1u);
+    }
+}
+
 fn rec_init(inv_scale: f32, slo: vec4<f32>) {
     rec.wait = vec4<f32>(0.0);
     rec.carry = vec4<f32>(0.0);
@@ -258,7 +295,9 @@ fn rec_record(wait: f32, service: f32, interarrival: f32) {
     // register and added to the zero bin once per pass (`run_tile`): an
     // atomic per customer is the kernels' largest cost on a CPU adapter.
     let bin = hist_bin(wait * rec.inv_scale);
-    if (bin == 0u) {
+    if (rec_section_len != 0u) {
+        hist_add(rec_slot, bin);
+    } else if (bin == 0u) {
         pass_zeros += 1u;
     } else {
         atomicAdd(&tile_hist[bin], 1u);
@@ -282,6 +321,12 @@ const DROPS_LATE: bool = RENEGING == RENEGING_ABANDON || LIMITED;
 // without patience or capacity this is rec_record alone. Twin of
 // `Recorders::record_request`.
 fn rec_request(wait: f32, service: f32, interarrival: f32, late: bool) {
+    if (rec_section_len != 0u) {
+        // The request's index among the replication's recorded ones, the
+        // dropped ones included (each is `lost`), before it is counted.
+        let seen = rec_seen_before + rec.recorded + select(0u, rec.lost, DROPS_LATE);
+        rec_slot = rec_slot0 + seen / rec_section_len;
+    }
     if (RENEGING != RENEGING_NONE || LIMITED) {
         rec.lost += select(0u, 1u, late);
     }
@@ -416,6 +461,7 @@ fn run_tile(wg: vec3<u32>, lane: u32) {
         if (lane < tile.rep_count) {
             let p = params[tile.param_index];
             let global = (info.tile_offset + local_tile) * TILE_REPS + lane;
+            rec_sections(p, slot, 0u);
             simulate(p, tile.rep_start + lane, local_tile * TILE_REPS + lane, global);
             if (pass_zeros > 0u) {
                 atomicAdd(&tile_hist[0], pass_zeros);

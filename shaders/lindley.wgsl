@@ -171,6 +171,8 @@ fn run_segments_tile(wg: vec3<u32>, lane: u32, count: u32) {
     let in_tile = rep_in_tile < tile.rep_count;
     let all_done = info.begin >= 2u * length;
     let lk = ln_keep(p);
+    // The requests of this replication recorded before the segment's first.
+    rec_sections(p, tile.hist_slot, max(first, p.warmup) - p.warmup);
 
     // The map: the segment from an empty queue, nothing recorded.
     var wait = 0.0;

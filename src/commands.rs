@@ -1629,6 +1629,7 @@ fn size_then_run(
                 &r.hist,
                 r.point.scale,
                 r.stats.max_wait,
+                qsweep::stats::TailModel::of(&r.point.grid.service),
             ));
             fields.extend(output::patience_fields(
                 run_spec.patience_mode(),

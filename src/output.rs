@@ -200,6 +200,7 @@ pub fn quantile_fields(
     sections: &[Vec<u64>],
     scale: f64,
     max_wait: f64,
+    tail: crate::stats::TailModel,
 ) -> Vec<String> {
     if quantiles.is_empty() {
         return Vec::new();
@@ -216,7 +217,7 @@ pub fn quantile_fields(
         .iter()
         .flat_map(|&q| {
             let (estimate, ci) =
-                crate::stats::wait_percentile(&pooled, &batches, q, scale, max_wait);
+                crate::stats::wait_percentile(&pooled, &batches, q, scale, max_wait, tail);
             [num(estimate), opt(ci)]
         })
         .collect()
@@ -1085,7 +1086,7 @@ mod tests {
                 "q0.9999_wait_ci95"
             ]
         );
-        assert!(quantile_fields(&[], &[], 1.0, 1.0).is_empty());
+        assert!(quantile_fields(&[], &[], 1.0, 1.0, crate::stats::TailModel::Unknown).is_empty());
     }
 
     #[test]

@@ -38,7 +38,7 @@ use crate::analytic::Baseline;
 use crate::engine::Engine;
 use crate::run::{self, PointResult};
 use crate::spec::{Load, Ranges, Spec, SpecError, DEFAULT_CHOICES, DEFAULT_ROUTERS};
-use crate::stats::{PointStats, WAIT_PERCENTILES};
+use crate::stats::{PointStats, TailModel, WAIT_PERCENTILES};
 
 /// The axis searched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -196,13 +196,19 @@ impl Metric {
     /// The simulated value and its 95% CI half-width, as the CSV would
     /// report them, from a point's statistics and section histograms
     /// (scaled by `scale`).
-    pub fn simulated(self, s: &PointStats, hist: &[Vec<u64>], scale: f64) -> (f64, Option<f64>) {
+    pub fn simulated(
+        self,
+        s: &PointStats,
+        hist: &[Vec<u64>],
+        scale: f64,
+        tail: TailModel,
+    ) -> (f64, Option<f64>) {
         match self {
             Metric::MeanWait => (s.mean_wait, s.mean_wait_ci95),
             Metric::PWait => (s.p_wait, None),
             Metric::WaitPct(k) => (s.wait_pct[k], s.wait_pct_ci95[k]),
             Metric::WaitQuantile(q) => {
-                let fields = crate::output::quantile_fields(&[q], hist, scale, s.max_wait);
+                let fields = crate::output::quantile_fields(&[q], hist, scale, s.max_wait, tail);
                 (
                     fields[0].parse().unwrap_or(f64::NAN),
                     fields[1].parse().ok(),
@@ -655,7 +661,7 @@ pub fn cases(spec: &Spec, over: Over) -> Result<Vec<Case>, SpecError> {
 struct Simulated {
     /// Statistics, section histograms and their scale; None: the queue
     /// outgrew the memory limit (the point's row would carry an error).
-    result: Option<(PointStats, Vec<Vec<u64>>, f64)>,
+    result: Option<(PointStats, Vec<Vec<u64>>, f64, TailModel)>,
     seconds: f64,
 }
 
@@ -779,8 +785,8 @@ impl<'a> Evaluator<'a> {
                 reused,
                 from_journal: false,
             },
-            Some((stats, hist, scale)) => {
-                let (value, ci95) = target.metric.simulated(stats, hist, *scale);
+            Some((stats, hist, scale, tail)) => {
+                let (value, ci95) = target.metric.simulated(stats, hist, *scale, *tail);
                 Eval {
                     n,
                     value,
@@ -816,7 +822,12 @@ impl<'a> Evaluator<'a> {
                 // would carry an error): the queue grows without bound here.
                 got = Some(match r.error {
                     Some(_) => None,
-                    None => Some((r.stats, r.hist, r.point.scale)),
+                    None => Some((
+                        r.stats,
+                        r.hist,
+                        r.point.scale,
+                        TailModel::of(&r.point.grid.service),
+                    )),
                 });
                 Ok(())
             },
@@ -970,8 +981,8 @@ impl Journal {
             }
             let (value, ci95, how) = match &sim.result {
                 None => (f64::INFINITY, None, "overflow"),
-                Some((stats, hist, scale)) => {
-                    let (v, ci) = m.simulated(stats, hist, *scale);
+                Some((stats, hist, scale, tail)) => {
+                    let (v, ci) = m.simulated(stats, hist, *scale, *tail);
                     (v, ci, "simulated")
                 }
             };

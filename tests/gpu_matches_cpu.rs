@@ -7,10 +7,10 @@ mod common;
 
 use common::law;
 
-use qsweep::contract::{Kernel, Law, LawKind, PointParams, Thinning};
+use qsweep::contract::{Kernel, Law, LawKind, PointParams, Thinning, HIST_BINS};
 use qsweep::engine::cpu::CpuEngine;
 use qsweep::engine::gpu::{HeapMemory, SegmentLayout};
-use qsweep::engine::schedule::tiles_for_points;
+use qsweep::engine::schedule::{tiles_for_point_spanning, tiles_for_points};
 use qsweep::engine::{Batch, Engine};
 
 fn point(
@@ -497,4 +497,156 @@ fn empirical_replications_are_the_cpus_to_the_bit() {
     assert!(cpu.hist == gpu.hist, "histograms differ");
     // The queues did wait (the comparison covers the recursions).
     assert!(cpu.reps.iter().all(|r| r.p_wait > 0.2), "{:?}", cpu.reps[0]);
+}
+
+/// A run of few long replications cuts each into histogram sections
+/// (`PointParams::rep_sections`): request j of a replication goes to
+/// section j / (customers / sections), the dropped ones counted, in every
+/// kernel and both segment layouts. The sections of a replication add up
+/// to its unsectioned histogram, each holds its share of the requests,
+/// and the GPU puts every request in the CPU's section.
+#[test]
+fn sections_within_replications_match_the_cpu() {
+    let Some(mut gpu) = common::gpu_or_skip("sections_within_replications_match_the_cpu") else {
+        return;
+    };
+    const SECTIONS: u32 = 4;
+    let (reps, customers) = (4u32, 20_000u32);
+    let abandon = (
+        "patience = [\"det(value=2)\"]\n",
+        "reneging = \"abandon\"\n",
+    );
+    // One-server (segmented, then one segment under abandonment), central
+    // queue, dispatch (with and without abandonment).
+    let cases = [
+        ("random", 1, ("", "")),
+        ("central", 4, ("", "")),
+        ("jsq", 4, ("", "")),
+        ("random", 1, abandon),
+        ("jsq", 4, abandon),
+    ];
+    let mut params = Vec::new();
+    for (i, (routing, servers, (sweep, run))) in cases.into_iter().enumerate() {
+        let text = format!(
+            "[sweep]\nrouting = [\"{routing}\"]\nservers = [{servers}]\nrho = [0.95]\n\
+             arrival = [\"uniform(min=0,max=2)\"]\nservice = [\"uniform(min=0,max=2)\"]\n{sweep}\n\
+             [run]\nreps = {reps}\ncustomers = {customers}\nwarmup = 1000\nseed = 5\n{run}"
+        );
+        let spec = qsweep::spec::Spec::from_toml_str(&text, "test", std::path::Path::new("."))
+            .unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let (prepared, _) = qsweep::run::prepare(&spec, spec.points());
+        params.push(PointParams {
+            point_index: i as u32,
+            rep_sections: SECTIONS,
+            ..prepared[0].params
+        });
+    }
+    assert_eq!(
+        params[0].segments().count,
+        4,
+        "the first point runs in segments"
+    );
+    let table = [0.0f32];
+    let (mut tiles, mut slots) = (Vec::new(), 0);
+    for i in 0..params.len() as u32 {
+        let (t, n) = tiles_for_point_spanning(i, reps, slots, SECTIONS);
+        tiles.extend(t);
+        slots += n;
+    }
+    let batch = Batch {
+        params: &params,
+        tiles: &tiles,
+        table: &table,
+        slots,
+    };
+    let cpu = CpuEngine::new(2).run(&batch).unwrap();
+
+    // The same replications, one section each.
+    let plain_params: Vec<PointParams> = params
+        .iter()
+        .map(|p| PointParams {
+            rep_sections: 0,
+            ..*p
+        })
+        .collect();
+    let (plain_tiles, plain_slots) = tiles_for_points(params.len() as u32, reps);
+    let plain = CpuEngine::new(2)
+        .run(&Batch {
+            params: &plain_params,
+            tiles: &plain_tiles,
+            table: &table,
+            slots: plain_slots,
+        })
+        .unwrap();
+    assert_eq!(
+        bytemuck::cast_slice::<_, u8>(&plain.reps),
+        bytemuck::cast_slice::<_, u8>(&cpu.reps),
+        "sections change no replication"
+    );
+    let bins = HIST_BINS as usize;
+    let slot = |h: &[u64], s: usize| h[s * bins..(s + 1) * bins].to_vec();
+    let total = |h: &[u64], s: usize| slot(h, s).iter().sum::<u64>();
+    let length = customers / SECTIONS;
+    let mut dropped_somewhere = false;
+    for (i, p) in params.iter().enumerate() {
+        for r in 0..reps as usize {
+            let result = cpu.reps[i * reps as usize + r];
+            assert_eq!(result.status, 0, "point {i} rep {r}: {result:?}");
+            let first = (i * reps as usize + r) * SECTIONS as usize;
+            let mut sum = vec![0u64; bins];
+            let mut counts = Vec::new();
+            for s in first..first + SECTIONS as usize {
+                for (a, b) in sum.iter_mut().zip(slot(&cpu.hist, s)) {
+                    *a += b;
+                }
+                counts.push(total(&cpu.hist, s));
+            }
+            assert_eq!(
+                sum,
+                slot(&plain.hist, i * reps as usize + r),
+                "point {i} rep {r}"
+            );
+            if p.drops_late() {
+                let lost = u64::from(result.lost);
+                assert_eq!(counts.iter().sum::<u64>(), u64::from(customers) - lost);
+                assert!(counts.iter().all(|&c| c <= u64::from(length)), "{counts:?}");
+                dropped_somewhere |= lost > 0;
+            } else {
+                assert!(
+                    counts.iter().all(|&c| c == u64::from(length)),
+                    "point {i} rep {r}: {counts:?}"
+                );
+            }
+        }
+    }
+    assert!(dropped_somewhere, "the abandonment points dropped requests");
+
+    for layout in [SegmentLayout::InTurn, SegmentLayout::SideBySide] {
+        gpu.force_segment_layout(layout);
+        let g = gpu.run(&batch).unwrap();
+        for (k, (c, r)) in cpu.reps.iter().zip(&g.reps).enumerate() {
+            assert_eq!(c.customers, r.customers, "rep {k}");
+            assert_eq!(c.lost, r.lost, "rep {k}");
+            assert!(
+                close(c.mean_wait, r.mean_wait, 1e-4),
+                "rep {k}: {c:?} {r:?}"
+            );
+        }
+        // Every request in the CPU's section; within a section, values
+        // that differ in their last bits may cross a bin edge.
+        for s in 0..slots as usize {
+            assert_eq!(
+                total(&cpu.hist, s),
+                total(&g.hist, s),
+                "{layout:?} slot {s}"
+            );
+        }
+        let all: u64 = cpu.hist.iter().sum();
+        let (mut cum, mut gap) = (0i64, 0i64);
+        for (a, b) in cpu.hist.iter().zip(&g.hist) {
+            cum += *a as i64 - *b as i64;
+            gap = gap.max(cum.abs());
+        }
+        assert!(gap as u64 * 10_000 <= all, "{layout:?}: gap {gap} of {all}");
+    }
 }

@@ -422,8 +422,13 @@ fn mm1_cis_cover_the_exact_mean_and_percentiles() {
 
 #[test]
 fn mm1_cis_with_few_long_replications_cover() {
+    // 4 replications are 4 sections between them, a t interval on 3
+    // degrees of freedom (the p99 CI was 1.95× the seeds' spread): each
+    // is cut into 4 sections of 50,000 customers (`rep_sections`), 16 in
+    // all, so the percentile CIs narrow to what the data support (issue
+    // 27: within 1.3×) and still cover.
     let (mean, q) = mmc_exact(1);
-    coverage(
+    let c = coverage(
         &Setting {
             routing: "random",
             servers: 1,
@@ -436,6 +441,7 @@ fn mm1_cis_with_few_long_replications_cover() {
         mean,
         &q,
     );
+    c.assert_widths(&[1, 2, 3, 4, 5], 0.7..=1.3);
 }
 
 #[test]
@@ -504,6 +510,45 @@ fn mh2_tail_cis_cover_at_rho_0_9() {
 }
 
 #[test]
+fn mh2_tail_cis_cover_with_few_excursions() {
+    // Issue 27 item 2: M/H2/1 (SCV 10, ρ 0.9) with 32 × 20,000 customers,
+    // where p99.9 rests on about a third of an effective exceedance (its
+    // interval from the data alone covered 67%): the upper end comes from
+    // the exponential tail fitted at the p90 level. The mean's CI over 32
+    // short replications of so slow a queue is not what is tested here.
+    let (scv, rho) = (10.0, 0.9);
+    let mean = rho * (1.0 + scv) / (2.0 * (1.0 - rho));
+    let q = |q: f64| tail_quantile(&|t| mh2_wait_tail(scv, rho, t), q);
+    let r = coverage_report(
+        &Setting {
+            routing: "random",
+            servers: 1,
+            rho,
+            service: "hyperexp(scv=10,mean=1)",
+            reps: 32,
+            customers: 20_000,
+            warmup: 20_000,
+        },
+        mean,
+        &q,
+    );
+    // p50 … p95 cover; p99 is at the band's floor here (86%: its misses
+    // are calm samples whose own exceedances look trusted, 6–20 of them),
+    // so it is reported, not asserted.
+    r.assert_covers(1..4);
+    r.assert_covers(5..6);
+    let few = r.exceedances[4]
+        .iter()
+        .filter(|&&e| e < qsweep::stats::FEW_EXCEEDANCES)
+        .count();
+    assert!(
+        few as f64 >= 0.9 * r.exceedances[4].len() as f64,
+        "p99.9 flagged in {few} seeds: {}",
+        r.what
+    );
+}
+
+#[test]
 fn central_mm1000_tail_cis_cover_at_rho_0_98() {
     // Issue 27 item 2: M/M/1000 at ρ 0.98 (Halfin–Whitt β = 0.63, P(wait)
     // = 0.41): the wait given waiting is Exp(cμ − λ = 20).
@@ -524,11 +569,12 @@ fn central_mm1000_tail_cis_cover_at_rho_0_98() {
         mean,
         &q,
     );
-    // The mean and every percentile to p99 cover. p99.9 rests on about
-    // half an effective exceedance (the sample holds one excursion past it
-    // or none): it covers 80%, and no interval from such a sample can do
-    // better, so the run must say that it is not resolved.
-    r.assert_covers(0..5);
+    // The mean and every percentile cover. p99.9 rests on about half an
+    // effective exceedance (the sample holds one excursion past it or
+    // none): its interval from the data alone covered 80%, so its upper
+    // end comes from the exponential tail fitted at the p90 level
+    // (`stats::TailModel`), and the run still says it is not resolved.
+    r.assert_covers(0..6);
     r.assert_widths(&[0, 4], 0.7..=1.3);
     let few = r.exceedances[4]
         .iter()

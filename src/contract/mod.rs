@@ -289,7 +289,16 @@ pub struct PointParams {
     /// Classes in the fleet; 0: identical servers of speed 1 (nothing of
     /// the fleet is read, and every kernel runs as it does without one).
     pub fleet_classes: u32,
-    pub _fleet_pad: [u32; 3],
+    /// Histogram sections each replication's recorded requests are cut
+    /// into (0 or 1: one, the replication's own). A tile of such a point
+    /// owns [`PointParams::hist_span`] consecutive slots from its
+    /// `hist_slot`, and request `j` (counted from the first recorded, the
+    /// dropped ones included) goes to slot `hist_slot + j / section_length`:
+    /// a run of few long replications still has enough sections for its
+    /// percentile CIs (`engine::schedule::sections_per_rep`). Twin of
+    /// `rec_request`'s slot choice in `shaders/common.wgsl`.
+    pub rep_sections: u32,
+    pub _pad: [u32; 2],
 }
 
 /// Speed classes one fleet may have ([`PointParams::fleet_end`]).
@@ -461,6 +470,24 @@ impl PointParams {
             dispatch::capacity(self.servers)
         } else {
             self.capacity
+        }
+    }
+
+    /// Histogram slots one tile of this point writes: its sections per
+    /// replication ([`PointParams::rep_sections`], at least 1).
+    #[inline(always)]
+    pub fn hist_span(&self) -> u32 {
+        self.rep_sections.max(1)
+    }
+
+    /// Recorded requests per histogram section of a replication (the last
+    /// holds the rest); `u32::MAX` for one section, which no count reaches.
+    #[inline(always)]
+    pub fn section_length(&self) -> u32 {
+        if self.hist_span() == 1 {
+            u32::MAX
+        } else {
+            self.customers.div_ceil(self.hist_span()).max(1)
         }
     }
 

@@ -22,6 +22,32 @@ use super::moments::power_integral;
 use super::{Dist, Shape, Smoothing};
 
 impl Dist {
+    /// Whether the law's family has an exponential moment, E[e^(sX)] < ∞
+    /// for some s > 0: then a queue's wait tail is asymptotically
+    /// exponential (`stats::TailModel`). Exponential, deterministic,
+    /// Erlang, gamma, hyperexponential, uniform and Weibull of shape ≥ 1
+    /// do. Lognormal, Pareto and Weibull of shape < 1 are heavy-tailed; a
+    /// clamp or a bounded Pareto's upper end makes them bounded, but the
+    /// exponential regime of the wait then begins beyond the clamp's
+    /// scale, far past any percentile a run resolves, so they count as
+    /// heavy. Empirical tables count as unknown (the values may be a
+    /// heavy-tailed sample), and so does an arrival-only MMPP.
+    pub fn light_tailed(&self) -> bool {
+        match &self.shape {
+            Shape::Exp { .. }
+            | Shape::Det { .. }
+            | Shape::Erlang { .. }
+            | Shape::Gamma { .. }
+            | Shape::HyperExp { .. }
+            | Shape::Uniform { .. } => true,
+            Shape::Weibull { shape, .. } => *shape >= 1.0,
+            Shape::LogNormal { .. }
+            | Shape::Pareto { .. }
+            | Shape::Empirical { .. }
+            | Shape::Mmpp(_) => false,
+        }
+    }
+
     /// `E[Y^j; Y > x]` for the law as sampled, `Y = clamp(X, lo, hi)`, and
     /// `j` in `0..=2` (`j = 0`: the survival function `P(Y > x)`).
     pub fn tail_moment(&self, j: i32, x: f64) -> f64 {

@@ -80,7 +80,8 @@ pub struct Batch<'a> {
     pub tiles: &'a [Tile],
     /// Shared table of empirical-law values (at least one element).
     pub table: &'a [f32],
-    /// Number of histogram slots the tiles refer to.
+    /// Number of histogram slots the tiles refer to (a tile writes its
+    /// point's `hist_span()` slots from its `hist_slot` on).
     pub slots: u32,
 }
 
@@ -167,9 +168,10 @@ pub struct TileDone<'a> {
     pub tile: usize,
     /// Its replications' results, in replication order.
     pub reps: &'a [RepResult],
-    /// Wait counts to add to the tile's histogram slot (`HIST_BINS` of
-    /// them), or empty: an engine that returns whole slots hands a slot's
-    /// counts over with its first tile.
+    /// Wait counts to add to the tile's histogram slots (`HIST_BINS` for
+    /// each of its point's `hist_span()` sections, one after the other), or
+    /// empty: an engine that returns whole slots hands a slot's counts over
+    /// with its first tile.
     pub hist: &'a [u64],
     /// Engine seconds spent on the tile: its share of the call's time,
     /// from the engine's own measurement where it has one.
@@ -302,12 +304,13 @@ pub fn hand_over(
     for (i, t) in batch.tiles.iter().enumerate() {
         let n = t.rep_count as usize;
         let slot = t.hist_slot as usize;
+        let p = &batch.params[t.param_index as usize];
+        let span = p.hist_span() as usize;
         let hist: &[u64] = if std::mem::replace(&mut given[slot], true) {
             &[]
         } else {
-            &out.hist[slot * per_slot..(slot + 1) * per_slot]
+            &out.hist[slot * per_slot..(slot + span) * per_slot]
         };
-        let p = &batch.params[t.param_index as usize];
         watch.tick(n as u64 * (u64::from(p.customers) + u64::from(p.warmup)));
         done(TileDone {
             tile: i,

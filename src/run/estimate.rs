@@ -80,10 +80,16 @@ pub fn max_reps(p: &PreparedPoint, reps: u32) -> u64 {
     }
 }
 
+/// Histogram slots of one point in flight: its sections, each cut into
+/// the replications' own sections (`PreparedPoint::rep_sections`).
+fn point_slots(p: &PreparedPoint, reps: u32) -> u64 {
+    let n = first_round(p, reps);
+    u64::from(hist_batches(n)) * u64::from(p.rep_sections(n))
+}
+
 /// Host bytes of one point in flight: results and section histograms.
 fn point_bytes(p: &PreparedPoint, reps: u32) -> u64 {
-    let sections = u64::from(hist_batches(first_round(p, reps)));
-    max_reps(p, reps) * REP_BYTES + sections * u64::from(HIST_BINS) * 8
+    max_reps(p, reps) * REP_BYTES + point_slots(p, reps) * u64::from(HIST_BINS) * 8
 }
 
 /// Bytes of the CPU engine's queue state for one thread running `p`.
@@ -168,7 +174,7 @@ pub fn memory_need(
         .iter()
         .map(|p| {
             u64::from(first_round(p, reps)) * REP_BYTES
-                + u64::from(hist_batches(first_round(p, reps))) * u64::from(HIST_BINS) * 8
+                + point_slots(p, reps) * u64::from(HIST_BINS) * 8
         })
         .fold(0u64, u64::saturating_add);
     let window = window_all.min(WINDOW_BYTES);

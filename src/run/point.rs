@@ -4,7 +4,7 @@
 use super::precision::Precision;
 use crate::analytic::{self, Baseline, Policy, QueueInput};
 use crate::contract::{dispatch, rep_status, PointParams, RepResult};
-use crate::engine::Engine;
+use crate::engine::{schedule, Engine};
 use crate::export::Table;
 use crate::output;
 use crate::routing::Routing;
@@ -24,6 +24,24 @@ pub struct PreparedPoint {
     pub pilot: Option<Pilot>,
     /// Add replications in rounds until this precision (see `precision`).
     pub precision: Option<Precision>,
+}
+
+impl PreparedPoint {
+    /// Histogram sections each of `reps` replications is cut into
+    /// (`PointParams::rep_sections`, by `engine::schedule::sections_per_rep`):
+    /// one unless the replications are few and long against the queue's
+    /// relaxation time, and never for a non-renewal arrival stream (an MMPP
+    /// or a trace: its correlations outlast the renewal time scale).
+    pub fn rep_sections(&self, reps: u32) -> u32 {
+        if self.params.arrival.kind().is_stateful() {
+            return 1;
+        }
+        let g = &self.grid;
+        match schedule::min_section_customers(g.rho, g.arrival.scv(), g.service.scv()) {
+            Some(min) => schedule::sections_per_rep(reps, self.params.customers, min),
+            None => 1,
+        }
+    }
 }
 
 /// Engine parameters for every point, and the shared empirical table.

@@ -177,8 +177,12 @@ pub fn rep_work(p: &PreparedPoint) -> f64 {
 /// One point's replications so far.
 struct State {
     sections: u32,
+    /// Histogram sections each replication is cut into
+    /// (`PointParams::rep_sections`, at least 1): slots per section.
+    span: u32,
     reps: Vec<RepResult>,
-    /// One `HIST_BINS` wait histogram per section.
+    /// Per section, `span` wait histograms of `HIST_BINS` counts, one after
+    /// the other (the replications' first, second, … parts).
     hist: Vec<Vec<u64>>,
     n: u32,
     seconds: f64,
@@ -217,7 +221,12 @@ struct State {
 impl State {
     fn new(p: &PreparedPoint, reps0: u32) -> State {
         let sections = hist_batches(reps0);
-        let per_slot = HIST_BINS as usize;
+        let span = p.rep_sections(reps0);
+        let mut params = p.params;
+        if span > 1 {
+            params.rep_sections = span;
+        }
+        let per_slot = HIST_BINS as usize * span as usize;
         let next = (0..sections)
             .map(|b| {
                 let (s, e) = (
@@ -230,6 +239,7 @@ impl State {
             .collect::<VecDeque<_>>();
         let mut st = State {
             sections,
+            span,
             reps: Vec::with_capacity(reps0 as usize),
             hist: vec![vec![0; per_slot]; sections as usize],
             n: reps0,
@@ -242,7 +252,7 @@ impl State {
             undo: VecDeque::new(),
             dealt: next.iter().copied().collect(),
             next,
-            params: p.params,
+            params,
             scale: p.scale,
             round_start: 0,
             round: Vec::new(),
@@ -332,7 +342,7 @@ impl State {
     /// Bytes it holds (histograms and results), roughly.
     fn bytes(&self) -> u64 {
         let rep = std::mem::size_of::<RepResult>() as u64;
-        u64::from(self.sections) * u64::from(HIST_BINS) * 8
+        u64::from(self.sections) * u64::from(self.span) * u64::from(HIST_BINS) * 8
             + (self.reps.capacity() + self.round.len()) as u64 * rep
     }
 
@@ -360,7 +370,11 @@ fn finish_round(p: &PreparedPoint, st: &mut State) {
         return;
     }
     st.reps.extend_from_slice(&round);
-    let batches: Vec<&[u64]> = st.hist.iter().map(Vec::as_slice).collect();
+    let batches: Vec<&[u64]> = st
+        .hist
+        .iter()
+        .flat_map(|h| h.chunks(HIST_BINS as usize))
+        .collect();
     let service = &p.grid.service;
     st.stats = point_stats(&st.reps, &batches, st.scale, service, p.params.drops_late());
     if p.params.has_fleet() {
@@ -450,13 +464,14 @@ impl Call {
         for &i in tiles {
             let t = &self.tiles[i];
             debug_assert_eq!(self.owner[i].point, point);
-            let param_index = call.record(self.params[t.param_index as usize]);
+            let params = self.params[t.param_index as usize];
+            let param_index = call.record(params);
             let slot = match slots.iter().find(|s| s.0 == t.hist_slot) {
                 Some(s) => s.1,
                 None => {
                     slots.push((t.hist_slot, call.slots));
-                    call.slots += 1;
-                    call.slots - 1
+                    call.slots += params.hist_span();
+                    call.slots - params.hist_span()
                 }
             };
             call.tiles.push(Tile {
@@ -530,6 +545,7 @@ impl<'p> Window<'p> {
             let cost = rep_work(p);
             let params = self.states[i].call_params();
             let slot_per_tile = dispatch::can_overflow(&params);
+            let span = params.hist_span();
             // The point's records in the call: (capacity, index).
             let mut records: Vec<(u32, u32)> = Vec::new();
             loop {
@@ -550,7 +566,8 @@ impl<'p> Window<'p> {
                 // Tiles and slots: a tile per TILE_REPS replications, and a
                 // slot per tile or one for the piece.
                 let tiles_left = sizing.max_tiles.saturating_sub(call.tiles.len() as u64);
-                let slots_left = sizing.max_slots.saturating_sub(u64::from(call.slots));
+                let slots_left =
+                    sizing.max_slots.saturating_sub(u64::from(call.slots)) / u64::from(span);
                 let room_bindings = if slot_per_tile {
                     tiles_left.min(slots_left)
                 } else if slots_left == 0 {
@@ -598,7 +615,7 @@ impl<'p> Window<'p> {
                     let n = (rep_start + take - r).min(TILE_REPS);
                     if slot.is_none() || slot_per_tile {
                         slot = Some(call.slots);
-                        call.slots += 1;
+                        call.slots += span;
                     }
                     call.tiles.push(Tile {
                         param_index,
@@ -737,7 +754,10 @@ impl<'p> Window<'p> {
             let result = PointResult {
                 point: p,
                 stats: std::mem::take(&mut st.stats),
-                hist: std::mem::take(&mut st.hist),
+                hist: std::mem::take(&mut st.hist)
+                    .iter()
+                    .flat_map(|h| h.chunks(HIST_BINS as usize).map(<[u64]>::to_vec))
+                    .collect(),
                 seconds: st.seconds,
                 converged: p.precision.filter(|_| error.is_none()).map(|_| ok),
                 max_in_system: dispatch::can_overflow(&p.params).then_some(st.max_in_system),
@@ -980,6 +1000,10 @@ fn run_call<'p>(
 /// instead, see the module notes; this serves callers that run whole
 /// batches.)
 pub fn run_growing(engine: &mut dyn Engine, batch: &Batch) -> Result<(BatchOutput, Vec<u32>)> {
+    anyhow::ensure!(
+        batch.params.iter().all(|p| p.hist_span() == 1),
+        "run_growing takes tiles of one histogram slot each (no rep_sections)"
+    );
     let mut out = engine.run(batch)?;
     let mut capacities: Vec<u32> = batch.params.iter().map(|p| p.dispatch_capacity()).collect();
     // Where each tile's results start in `out.reps`.

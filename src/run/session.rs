@@ -628,6 +628,7 @@ impl Session {
             &r.hist,
             r.point.scale,
             r.stats.max_wait,
+            crate::stats::TailModel::of(&r.point.grid.service),
         ));
         fields.extend(crate::output::slo_fields(
             &self.spec.run.slo,
@@ -1039,10 +1040,17 @@ impl PointReport {
             ));
         }
         if let Some(why) = few_exceedances(&r.stats) {
+            let what = match stats::TailModel::of(&g.service) {
+                stats::TailModel::Exponential => {
+                    "its estimate is likely low, and its CI reaches up by the exponential tail \
+                     fitted below it"
+                }
+                stats::TailModel::Unknown => "no CI from so few covers reliably",
+            };
             warnings.push((
                 format!(
-                    "qsweep: warning: point {} ({}): {why}; no CI from so few covers reliably \
-                     (more customers or replications)",
+                    "qsweep: warning: point {} ({}): {why}; {what} (more customers or \
+                     replications)",
                     g.index,
                     spec.describe(g)
                 ),

@@ -219,8 +219,13 @@ impl Engine for CpuEngine {
         let per_slot = HIST_BINS as usize;
         self.run_watched(batch, Watch::none(), &mut |t| {
             out.reps[starts[t.tile]..starts[t.tile] + t.reps.len()].copy_from_slice(t.reps);
-            let base = batch.tiles[t.tile].hist_slot as usize * per_slot;
-            for (dst, &src) in out.hist[base..base + per_slot].iter_mut().zip(t.hist) {
+            let tile = &batch.tiles[t.tile];
+            let base = tile.hist_slot as usize * per_slot;
+            let span = batch.params[tile.param_index as usize].hist_span() as usize;
+            for (dst, &src) in out.hist[base..base + span * per_slot]
+                .iter_mut()
+                .zip(t.hist)
+            {
                 *dst += src;
             }
             Ok(())
@@ -264,7 +269,8 @@ impl Engine for CpuEngine {
                             break;
                         };
                         let p = &batch.params[tile.param_index as usize];
-                        tile_hist.fill(0);
+                        tile_hist.clear();
+                        tile_hist.resize(per_slot * p.hist_span() as usize, 0);
                         let mut reps = Vec::with_capacity(tile.rep_count as usize);
                         let started = Instant::now();
                         run_tile_best(

@@ -7,7 +7,7 @@
 //! the two engines round alike; the wait also goes to the slot's one wait
 //! histogram (`hist_bin`), from which the host reads percentiles.
 
-use crate::contract::{hist_bin, PointParams, Reneging, RepResult, SUM_BLOCK};
+use crate::contract::{hist_bin, PointParams, Reneging, RepResult, HIST_BINS, SUM_BLOCK};
 
 /// Classic Kahan summation (Kahan 1965), in f32 as on the GPU.
 #[derive(Clone, Copy, Default)]
@@ -75,6 +75,16 @@ pub(super) struct Recorders<const N: usize> {
     done: [[f32; 4]; N],
     in_block: u32,
     inv_scale: f32,
+    /// Histogram sections of a replication (`PointParams::rep_sections`):
+    /// the requests per section (`u32::MAX`: one), the requests seen so far
+    /// (recorded or dropped: the lanes step together), where the current
+    /// section ends, and the current section's first bin in the tile's
+    /// histogram. Twin of `rec_sections` and `rec_request`'s slot in
+    /// `shaders/common.wgsl`.
+    section_length: u32,
+    seen: u32,
+    section_end: u32,
+    hist_base: usize,
 }
 
 /// Lanes kept in one aligned vector, as [`Recorders`]' arrays are.
@@ -116,6 +126,10 @@ impl<const N: usize> Recorders<N> {
             waited: [0; N],
             max_wait: [0.0; N],
             max_sojourn: [0.0; N],
+            section_length: p.section_length(),
+            seen: 0,
+            section_end: p.section_length(),
+            hist_base: 0,
         }
     }
 
@@ -176,6 +190,14 @@ impl<const N: usize> Recorders<N> {
         interarrival: &[f32; N],
         late: &[bool; N],
     ) {
+        // The request's section: `hist` holds the tile's sections one
+        // after the other (one, unless the point has `rep_sections`).
+        if self.seen == self.section_end {
+            self.section_end = self.section_end.saturating_add(self.section_length);
+            self.hist_base += HIST_BINS as usize;
+        }
+        self.seen += 1;
+        let hist = &mut hist[self.hist_base..];
         match self.late_rule {
             LateRule::Never => self.record(hist, active, wait, service, interarrival),
             LateRule::Counted => {

@@ -189,7 +189,8 @@ mod tests {
                     fleet_time,
                     fleet_pick,
                     fleet_classes,
-                    _fleet_pad,
+                    rep_sections,
+                    _pad,
                 }),
             ),
             (
