@@ -1042,8 +1042,8 @@ impl PointReport {
         if let Some(why) = few_exceedances(&r.stats) {
             let what = match stats::TailModel::of(&g.service) {
                 stats::TailModel::Exponential => {
-                    "its estimate is likely low, and its CI reaches up by the exponential tail \
-                     fitted below it"
+                    "such an estimate is likely low, and its CI's upper end comes from the \
+                     exponential tail fitted below it"
                 }
                 stats::TailModel::Unknown => "no CI from so few covers reliably",
             };
