@@ -275,10 +275,16 @@ const NORMAL_ABOVE: f64 = 1e4;
 
 /// The `p` quantile of the Beta(a, b) law, by bisection on its CDF.
 pub fn beta_quantile(p: f64, a: f64, b: f64) -> f64 {
-    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    invert_cdf(p, 1.0, &|x| incomplete_beta(x, a, b))
+}
+
+/// The `p` quantile of a law on `[0, hi]` with CDF `cdf`, by bisection to
+/// a relative 1e-12.
+fn invert_cdf(p: f64, hi: f64, cdf: &dyn Fn(f64) -> f64) -> f64 {
+    let (mut lo, mut hi) = (0.0f64, hi);
     for _ in 0..200 {
         let mid = 0.5 * (lo + hi);
-        if incomplete_beta(mid, a, b) < p {
+        if cdf(mid) < p {
             lo = mid;
         } else {
             hi = mid;
@@ -466,19 +472,8 @@ pub const TAIL_FIT_FACTOR: f64 = 100.0;
 /// on its regularised incomplete gamma function: half the χ² quantile on
 /// 2·`shape` degrees of freedom.
 fn gamma_quantile(p: f64, shape: f64) -> f64 {
-    let (mut lo, mut hi) = (0.0f64, shape + 10.0 * shape.sqrt() + 10.0);
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if crate::dist::gamma_pq(shape, mid).0 < p {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-        if hi - lo <= 1e-12 * hi {
-            break;
-        }
-    }
-    0.5 * (lo + hi)
+    let hi = shape + 10.0 * shape.sqrt() + 10.0;
+    invert_cdf(p, hi, &|x| crate::dist::gamma_pq(shape, x).0)
 }
 
 /// The upper 95% bound of the `q` percentile from an exponential tail
@@ -1218,6 +1213,15 @@ mod tests {
                 table.integrated_cdf(x)
             );
         }
+    }
+
+    #[test]
+    fn gamma_quantiles_match_chi_square_tables() {
+        // Gamma(k, 1) = χ²(2k) / 2: χ²_0.025(2) = 0.050636, χ²_0.025(20) =
+        // 9.59078; Gamma(1) is Exp(1), whose 0.025 quantile is −ln 0.975.
+        assert!((gamma_quantile(0.025, 1.0) + 0.975f64.ln()).abs() < 1e-9);
+        assert!((2.0 * gamma_quantile(0.025, 10.0) - 9.59078).abs() < 1e-4);
+        assert!((2.0 * gamma_quantile(0.025, 1.0) - 0.050636).abs() < 1e-5);
     }
 
     #[test]
