@@ -372,6 +372,20 @@ impl Covered {
         }
     }
 
+    /// p99.9 rests on fewer than `FEW_EXCEEDANCES` effective exceedances
+    /// (the run flags it) in at least 90% of the seeds.
+    fn assert_p999_flagged(&self) {
+        let few = self.exceedances[4]
+            .iter()
+            .filter(|&&e| e < qsweep::stats::FEW_EXCEEDANCES)
+            .count();
+        assert!(
+            few as f64 >= 0.9 * self.exceedances[4].len() as f64,
+            "p99.9 flagged in {few} seeds: {}",
+            self.what
+        );
+    }
+
     /// Statistics `which` with CIs within `range` × the seeds' spread.
     fn assert_widths(&self, which: &[usize], range: std::ops::RangeInclusive<f64>) {
         for &k in which {
@@ -462,26 +476,29 @@ fn mm10_cis_cover_the_exact_mean_and_percentiles() {
     );
 }
 
+/// Coverage of M/H2/1 (SCV 10, mean 1) at `rho`, `reps` × `customers` after
+/// `warmup`, against the exact mean and wait quantiles; nothing asserted.
+fn mh2_report(rho: f64, reps: u32, customers: u32, warmup: u32) -> Covered {
+    let scv = 10.0;
+    let mean = rho * (1.0 + scv) / (2.0 * (1.0 - rho));
+    let q = |q: f64| tail_quantile(&|t| mh2_wait_tail(scv, rho, t), q);
+    let setting = Setting {
+        routing: "random",
+        servers: 1,
+        rho,
+        service: "hyperexp(scv=10,mean=1)",
+        reps,
+        customers,
+        warmup,
+    };
+    coverage_report(&setting, mean, &q)
+}
+
 #[test]
 fn mh2_cis_cover_the_exact_mean_and_percentiles() {
     // M/H2/1 at rho 0.8, SCV 10: relaxation 1/(1 − √ρ)² × (1 + SCV)/2 ≈ 310
     // service times, so 5000 customers of warm-up.
-    let (scv, rho) = (10.0, 0.8);
-    let mean = rho * (1.0 + scv) / (2.0 * (1.0 - rho));
-    let q = |q: f64| tail_quantile(&|t| mh2_wait_tail(scv, rho, t), q);
-    coverage(
-        &Setting {
-            routing: "random",
-            servers: 1,
-            rho,
-            service: "hyperexp(scv=10,mean=1)",
-            reps: 32,
-            customers: 20_000,
-            warmup: 5000,
-        },
-        mean,
-        &q,
-    );
+    mh2_report(0.8, 32, 20_000, 5000).assert_covers(0..6);
 }
 
 #[test]
@@ -489,22 +506,8 @@ fn mh2_tail_cis_cover_at_rho_0_9() {
     // Issue 27 item 2: M/H2/1, SCV 10, at ρ 0.9 (relaxation ≈ 2100 service
     // times: 20 000 customers of warm-up), where a p99.9 excursion lasts
     // thousands of customers: 64 × 200 000 customers hold about ten of them.
-    let (scv, rho) = (10.0, 0.9);
-    let mean = rho * (1.0 + scv) / (2.0 * (1.0 - rho));
-    let q = |q: f64| tail_quantile(&|t| mh2_wait_tail(scv, rho, t), q);
-    let c = coverage(
-        &Setting {
-            routing: "random",
-            servers: 1,
-            rho,
-            service: "hyperexp(scv=10,mean=1)",
-            reps: 64,
-            customers: 200_000,
-            warmup: 20_000,
-        },
-        mean,
-        &q,
-    );
+    let c = mh2_report(0.9, 64, 200_000, 20_000);
+    c.assert_covers(0..6);
     // ~10 effective exceedances at p99.9: trusted, as wide as needed.
     c.assert_widths(&[0, 4, 5], 0.7..=1.6);
 }
@@ -513,39 +516,16 @@ fn mh2_tail_cis_cover_at_rho_0_9() {
 fn mh2_tail_cis_cover_with_few_excursions() {
     // Issue 27 item 2: M/H2/1 (SCV 10, ρ 0.9) with 32 × 20,000 customers,
     // where p99.9 rests on about a third of an effective exceedance (its
-    // interval from the data alone covered 67%): the upper end comes from
-    // the exponential tail fitted at the p90 level. The mean's CI over 32
-    // short replications of so slow a queue is not what is tested here.
-    let (scv, rho) = (10.0, 0.9);
-    let mean = rho * (1.0 + scv) / (2.0 * (1.0 - rho));
-    let q = |q: f64| tail_quantile(&|t| mh2_wait_tail(scv, rho, t), q);
-    let r = coverage_report(
-        &Setting {
-            routing: "random",
-            servers: 1,
-            rho,
-            service: "hyperexp(scv=10,mean=1)",
-            reps: 32,
-            customers: 20_000,
-            warmup: 20_000,
-        },
-        mean,
-        &q,
-    );
+    // interval from the data alone covered 55–67%): the upper end comes
+    // from the exponential tail fitted at the p90 level. The mean's CI over
+    // 32 short replications of so slow a queue is not what is tested here.
+    let r = mh2_report(0.9, 32, 20_000, 20_000);
     // p50 … p95 cover; p99 is at the band's floor here (86%: its misses
     // are calm samples whose own exceedances look trusted, 6–20 of them),
     // so it is reported, not asserted.
     r.assert_covers(1..4);
     r.assert_covers(5..6);
-    let few = r.exceedances[4]
-        .iter()
-        .filter(|&&e| e < qsweep::stats::FEW_EXCEEDANCES)
-        .count();
-    assert!(
-        few as f64 >= 0.9 * r.exceedances[4].len() as f64,
-        "p99.9 flagged in {few} seeds: {}",
-        r.what
-    );
+    r.assert_p999_flagged();
 }
 
 #[test]
@@ -576,15 +556,7 @@ fn central_mm1000_tail_cis_cover_at_rho_0_98() {
     // (`stats::TailModel`), and the run still says it is not resolved.
     r.assert_covers(0..6);
     r.assert_widths(&[0, 4], 0.7..=1.3);
-    let few = r.exceedances[4]
-        .iter()
-        .filter(|&&e| e < qsweep::stats::FEW_EXCEEDANCES)
-        .count();
-    assert!(
-        few as f64 >= 0.9 * r.exceedances[4].len() as f64,
-        "p99.9 flagged in {few} seeds: {}",
-        r.what
-    );
+    r.assert_p999_flagged();
     let mut p99 = r.exceedances[3].clone();
     p99.sort_by(f64::total_cmp);
     assert!(p99[p99.len() / 2] >= 3.0, "{}", r.what);
