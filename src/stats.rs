@@ -2,7 +2,10 @@
 //! engines.
 //!
 //! - Means (wait, sojourn, P(wait > 0)) average the replication means; their
-//!   95% CIs are Student t intervals over the independent replications.
+//!   95% CIs are Student t intervals over the independent replications,
+//!   except where few long replications were cut into sections (see
+//!   below): the mean wait's and P(wait > 0)'s CIs are then batch means
+//!   over the sections ([`section_mean_cis`]).
 //! - Percentiles come from the pooled log-spaced histogram, interpolated
 //!   linearly inside the bin. Binning error: a bin spans at most 1/64 of an
 //!   octave, so a percentile is never off by more than its bin's width,
@@ -1015,6 +1018,62 @@ pub fn wait_percentile(
     (estimate, ci.map(|c| c.half_width(estimate)))
 }
 
+/// 95% CI half-widths of the mean wait and of P(wait > 0) by batch means,
+/// where the sections were cut within few long replications
+/// (`PointParams::rep_sections`): Student t on K − 1 degrees of freedom
+/// over the K sections' means, weighted by their customers (the ratio
+/// estimator's variance, as [`effective_n`]'s). A t interval over 4
+/// replications has 3 degrees of freedom, and its mean-wait CI was 1.5×
+/// the seeds' spread; over their 16 sections, 15. The sections' means are
+/// read from their histograms, each bin's count at its midpoint: the
+/// binning moves every section's mean alike (a bin spans 1/64 of an
+/// octave), so their spread, all the CI takes from them, is barely moved;
+/// the point's estimate stays the replications' exact mean. None (the
+/// replications' interval stands) with fewer than two sections, or where a
+/// section has waits past the histogram's range, whose values it does not
+/// hold.
+fn section_mean_cis(sections: &[&[u64]], scale: f64, max_wait: f64) -> Option<(f64, f64)> {
+    let (kept, weights) = nonempty_sections(sections);
+    let k = kept.len();
+    if k < 2 || kept.iter().any(|s| s[HIST_OVERFLOW_BIN as usize] > 0) {
+        return None;
+    }
+    let waits: Vec<f64> = kept
+        .iter()
+        .zip(&weights)
+        .map(|(s, w)| {
+            let sum: f64 = s
+                .iter()
+                .enumerate()
+                .map(|(b, &c)| {
+                    let (lo, hi) = bin_span(b as u32, scale, max_wait);
+                    c as f64 * 0.5 * (lo + hi) * scale
+                })
+                .sum();
+            sum / w
+        })
+        .collect();
+    let waited: Vec<f64> = kept
+        .iter()
+        .zip(&weights)
+        .map(|(s, w)| 1.0 - s[HIST_ZERO_BIN as usize] as f64 / w)
+        .collect();
+    let total: f64 = weights.iter().sum();
+    let mean_w = total / k as f64;
+    let t = student_t_quantile(0.975, (k - 1) as f64);
+    let half_width = |xs: &[f64]| {
+        let m = weights.iter().zip(xs).map(|(w, x)| w * x).sum::<f64>() / total;
+        let var = weights
+            .iter()
+            .zip(xs)
+            .map(|(w, x)| (w / mean_w * (x - m)).powi(2))
+            .sum::<f64>()
+            / (k as f64 * (k as f64 - 1.0));
+        t * var.sqrt()
+    };
+    Some((half_width(&waits), half_width(&waited)))
+}
+
 /// Statistics from one point's replications and its histogram batches
 /// (`batches` slices of `HIST_BINS` wait counts). `scale` is
 /// the histogram scale (1 / `inv_hist_scale`); `service` is the service
@@ -1106,6 +1165,14 @@ pub fn point_stats(
     .map(|c| c.half_width(p99_sojourn));
     let recorded: u64 = pooled.iter().sum();
     let p_waits = col(|r| r.p_wait);
+    // More sections than replications: they were cut within them.
+    let (mean_wait_ci95, p_wait_ci95) = match (batches.len() > n)
+        .then(|| section_mean_cis(&batches, scale, max_wait))
+        .flatten()
+    {
+        Some((w, p)) => (Some(w), Some(p)),
+        None => (ci95_half_width(&waits), ci95_half_width(&p_waits)),
+    };
     let exceed_fractions = |k: usize| -> Vec<f64> {
         reps.iter()
             .map(|r| f64::from(r.exceed[k]) / f64::from(served(r).max(1)))
@@ -1131,10 +1198,10 @@ pub fn point_stats(
         exceeded: std::array::from_fn(|k| reps.iter().map(|r| u64::from(r.exceed[k])).sum()),
         reps: n,
         mean_wait: mean(&waits),
-        mean_wait_ci95: ci95_half_width(&waits),
+        mean_wait_ci95,
         mean_wait_skewness: skewness(&waits),
         p_wait: mean(&p_waits),
-        p_wait_ci95: ci95_half_width(&p_waits),
+        p_wait_ci95,
         recorded,
         waited: recorded - pooled[HIST_ZERO_BIN as usize],
         wait_pct,

@@ -455,7 +455,17 @@ fn mm1_cis_with_few_long_replications_cover() {
         mean,
         &q,
     );
-    c.assert_widths(&[1, 2, 3, 4, 5], 0.7..=1.3);
+    c.assert_widths(&[0, 1, 2, 3, 4, 5], 0.7..=1.3);
+}
+
+#[test]
+fn mh2_cis_with_few_long_replications_cover() {
+    // The same cut with a slower, more variable queue: M/H2/1 (SCV 10) at
+    // ρ 0.8, whose sections must span 13,750 customers (100 of its
+    // heavy-traffic time scales): 4 × 400,000 customers, 4 sections each.
+    let c = mh2_report(0.8, 4, 400_000, 5000);
+    c.assert_covers(0..6);
+    c.assert_widths(&[0, 1, 2, 3, 4, 5], 0.7..=1.3);
 }
 
 #[test]
