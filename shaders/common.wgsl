@@ -225,10 +225,11 @@ var<private> rec: Recorder;
 // private variables start at zero in every dispatch.
 var<private> pass_zeros: u32;
 
-// A replication cut into histogram sections (PointParams.rep_sections > 1,
-// twin of `Recorders::sections` in src/engine/cpu/record.rs): the slot of
-// the tile's first section, the recorded requests per section (0: one
-// section, counted in the tile's histogram in workgroup memory), the
+// A replication cut into histogram sections (PointParams.rep_sections > 1;
+// twin of the section in `Recorders::record_request`,
+// src/engine/cpu/record.rs): the slot of the tile's first section, the
+// recorded requests per section (0: one section, counted in the tile's
+// histogram in workgroup memory), the
 // requests recorded before this invocation's recorder started (a segment
 // run side by side starts mid-replication), and the current request's slot.
 // Such replications are few (src/engine/schedule.rs, `sections_per_rep`),

@@ -380,26 +380,36 @@ impl PercentileCi {
     }
 }
 
-/// Korn & Graubard's effective sample size of the pooled exceedance
-/// fraction at `t` over independent sections of `weights` customers whose
-/// CDFs are `cdf(i, t)`: p̂(1 − p̂) / Var(p̂), with the ratio-estimator
-/// variance Σ (w_i / w̄)² (Y_i − p̂)² / (K (K − 1)) of cluster sampling
-/// (Cochran, "Sampling Techniques", 1977, §6.11). With `Sampled::Customers`
-/// capped at the number of customers (a sample of them is never worth more
-/// than that many independent ones); the number of customers when the
-/// sections agree exactly.
-fn effective_n(t: f64, weights: &[f64], cdf: &dyn Fn(usize, f64) -> f64, sampled: Sampled) -> f64 {
+/// The pooled mean R = Σ w_i v_i / Σ w_i of independent sections' own
+/// means `values` over `weights` units each, and its ratio-estimator
+/// variance Σ (w_i / w̄)² (v_i − R)² / (K (K − 1)) of cluster sampling
+/// (Cochran, "Sampling Techniques", 1977, §6.11): the one variance of
+/// [`effective_n`], [`extrapolated_upper`] and [`section_mean_cis`].
+fn cluster_mean(weights: &[f64], values: &[f64]) -> (f64, f64) {
     let k = weights.len() as f64;
     let total: f64 = weights.iter().sum();
     let mean_w = total / k;
-    let ys: Vec<f64> = (0..weights.len()).map(|i| 1.0 - cdf(i, t)).collect();
-    let p = weights.iter().zip(&ys).map(|(w, y)| w * y).sum::<f64>() / total;
+    let mean = weights.iter().zip(values).map(|(w, v)| w * v).sum::<f64>() / total;
     let var = weights
         .iter()
-        .zip(&ys)
-        .map(|(w, y)| (w / mean_w * (y - p)).powi(2))
+        .zip(values)
+        .map(|(w, v)| (w / mean_w * (v - mean)).powi(2))
         .sum::<f64>()
         / (k * (k - 1.0));
+    (mean, var)
+}
+
+/// Korn & Graubard's effective sample size of the pooled exceedance
+/// fraction at `t` over independent sections of `weights` customers whose
+/// CDFs are `cdf(i, t)`: p̂(1 − p̂) / Var(p̂), Var from the sections
+/// ([`cluster_mean`]). With `Sampled::Customers` capped at the number of
+/// customers (a sample of them is never worth more than that many
+/// independent ones); the number of customers when the sections agree
+/// exactly.
+fn effective_n(t: f64, weights: &[f64], cdf: &dyn Fn(usize, f64) -> f64, sampled: Sampled) -> f64 {
+    let total: f64 = weights.iter().sum();
+    let ys: Vec<f64> = (0..weights.len()).map(|i| 1.0 - cdf(i, t)).collect();
+    let (p, var) = cluster_mean(weights, &ys);
     if var <= 0.0 {
         total
     } else {
@@ -492,8 +502,8 @@ fn gamma_quantile(p: f64, shape: f64) -> f64 {
 /// overshoot m is the ratio of the sections' tail integrals ∫_L (1 − F_i)
 /// to their fractions above L (trapezoids up to the largest wait). The
 /// independent overshoots it rests on, k, are the fewer of two counts:
-/// m² / Var(m), from its ratio-estimator variance over the sections (as
-/// [`effective_n`]'s), and the effective exceedances of L, n_eff(L) p_L,
+/// m² / Var(m), from its ratio-estimator variance over the sections
+/// ([`cluster_mean`]), and the effective exceedances of L, n_eff(L) p_L,
 /// the excursions past it (in a calm sample the overshoots of one
 /// excursion look independent: the first count alone came out 5–10× too
 /// large); taken to the sections' degrees of freedom as [`percentile_ci`]
@@ -535,14 +545,13 @@ fn extrapolated_upper(
     if total_above <= 0.0 {
         return None;
     }
-    let mean = overshoot.iter().sum::<f64>() / total_above;
-    let mean_above = total_above / k as f64;
-    let var = above
+    // Each section's mean overshoot, weighted by its customers above L.
+    let section_means: Vec<f64> = above
         .iter()
         .zip(&overshoot)
-        .map(|(x, y)| (y - mean * x).powi(2))
-        .sum::<f64>()
-        / (k as f64 * (k as f64 - 1.0) * mean_above * mean_above);
+        .map(|(&a, &o)| if a > 0.0 { o / a } else { 0.0 })
+        .collect();
+    let (mean, var) = cluster_mean(&above, &section_means);
     let n_level = effective_n(level, weights, cdf, sampled);
     let p_level = total_above / weights.iter().sum::<f64>();
     let from_spread = if var > 0.0 {
@@ -1022,7 +1031,7 @@ pub fn wait_percentile(
 /// where the sections were cut within few long replications
 /// (`PointParams::rep_sections`): Student t on K − 1 degrees of freedom
 /// over the K sections' means, weighted by their customers (the ratio
-/// estimator's variance, as [`effective_n`]'s). A t interval over 4
+/// estimator's variance, [`cluster_mean`]). A t interval over 4
 /// replications has 3 degrees of freedom, and its mean-wait CI was 1.5×
 /// the seeds' spread; over their 16 sections, 15. The sections' means are
 /// read from their histograms, each bin's count at its midpoint: the
@@ -1040,17 +1049,11 @@ fn section_mean_cis(sections: &[&[u64]], scale: f64, max_wait: f64) -> Option<(f
     }
     let waits: Vec<f64> = kept
         .iter()
-        .zip(&weights)
-        .map(|(s, w)| {
-            let sum: f64 = s
+        .map(|s| {
+            wait_spans(s, scale, max_wait)
                 .iter()
-                .enumerate()
-                .map(|(b, &c)| {
-                    let (lo, hi) = bin_span(b as u32, scale, max_wait);
-                    c as f64 * 0.5 * (lo + hi) * scale
-                })
-                .sum();
-            sum / w
+                .map(|&(a, b, p)| p * 0.5 * (a + b))
+                .sum()
         })
         .collect();
     let waited: Vec<f64> = kept
@@ -1058,19 +1061,8 @@ fn section_mean_cis(sections: &[&[u64]], scale: f64, max_wait: f64) -> Option<(f
         .zip(&weights)
         .map(|(s, w)| 1.0 - s[HIST_ZERO_BIN as usize] as f64 / w)
         .collect();
-    let total: f64 = weights.iter().sum();
-    let mean_w = total / k as f64;
     let t = student_t_quantile(0.975, (k - 1) as f64);
-    let half_width = |xs: &[f64]| {
-        let m = weights.iter().zip(xs).map(|(w, x)| w * x).sum::<f64>() / total;
-        let var = weights
-            .iter()
-            .zip(xs)
-            .map(|(w, x)| (w / mean_w * (x - m)).powi(2))
-            .sum::<f64>()
-            / (k as f64 * (k as f64 - 1.0));
-        t * var.sqrt()
-    };
+    let half_width = |xs: &[f64]| t * cluster_mean(&weights, xs).1.sqrt();
     Some((half_width(&waits), half_width(&waited)))
 }
 

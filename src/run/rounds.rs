@@ -177,12 +177,10 @@ pub fn rep_work(p: &PreparedPoint) -> f64 {
 /// One point's replications so far.
 struct State {
     sections: u32,
-    /// Histogram sections each replication is cut into
-    /// (`PointParams::rep_sections`, at least 1): slots per section.
-    span: u32,
     reps: Vec<RepResult>,
-    /// Per section, `span` wait histograms of `HIST_BINS` counts, one after
-    /// the other (the replications' first, second, … parts).
+    /// Per section, `params.hist_span()` wait histograms of `HIST_BINS`
+    /// counts, one after the other (the replications' first, second, …
+    /// parts: [`slot_histograms`]).
     hist: Vec<Vec<u64>>,
     n: u32,
     seconds: f64,
@@ -226,7 +224,7 @@ impl State {
         if span > 1 {
             params.rep_sections = span;
         }
-        let per_slot = HIST_BINS as usize * span as usize;
+        let per_section = HIST_BINS as usize * span as usize;
         let next = (0..sections)
             .map(|b| {
                 let (s, e) = (
@@ -239,9 +237,8 @@ impl State {
             .collect::<VecDeque<_>>();
         let mut st = State {
             sections,
-            span,
             reps: Vec::with_capacity(reps0 as usize),
-            hist: vec![vec![0; per_slot]; sections as usize],
+            hist: vec![vec![0; per_section]; sections as usize],
             n: reps0,
             seconds: 0.0,
             stats: PointStats::default(),
@@ -342,7 +339,7 @@ impl State {
     /// Bytes it holds (histograms and results), roughly.
     fn bytes(&self) -> u64 {
         let rep = std::mem::size_of::<RepResult>() as u64;
-        u64::from(self.sections) * u64::from(self.span) * u64::from(HIST_BINS) * 8
+        u64::from(self.sections) * u64::from(self.params.hist_span()) * u64::from(HIST_BINS) * 8
             + (self.reps.capacity() + self.round.len()) as u64 * rep
     }
 
@@ -353,6 +350,13 @@ impl State {
         p.capacity = p.capacity.max(self.capacity);
         p
     }
+}
+
+/// A point's histograms slot by slot (`HIST_BINS` counts each), from
+/// [`State::hist`]'s sections of one or more slots: the sections the
+/// statistics weigh.
+fn slot_histograms(hist: &[Vec<u64>]) -> impl Iterator<Item = &[u64]> {
+    hist.iter().flat_map(|h| h.chunks(HIST_BINS as usize))
 }
 
 /// Finishes a round of point `p`: its replications join the point's (or
@@ -370,11 +374,7 @@ fn finish_round(p: &PreparedPoint, st: &mut State) {
         return;
     }
     st.reps.extend_from_slice(&round);
-    let batches: Vec<&[u64]> = st
-        .hist
-        .iter()
-        .flat_map(|h| h.chunks(HIST_BINS as usize))
-        .collect();
+    let batches: Vec<&[u64]> = slot_histograms(&st.hist).collect();
     let service = &p.grid.service;
     st.stats = point_stats(&st.reps, &batches, st.scale, service, p.params.drops_late());
     if p.params.has_fleet() {
@@ -754,9 +754,8 @@ impl<'p> Window<'p> {
             let result = PointResult {
                 point: p,
                 stats: std::mem::take(&mut st.stats),
-                hist: std::mem::take(&mut st.hist)
-                    .iter()
-                    .flat_map(|h| h.chunks(HIST_BINS as usize).map(<[u64]>::to_vec))
+                hist: slot_histograms(&std::mem::take(&mut st.hist))
+                    .map(<[u64]>::to_vec)
                     .collect(),
                 seconds: st.seconds,
                 converged: p.precision.filter(|_| error.is_none()).map(|_| ok),

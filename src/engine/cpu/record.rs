@@ -76,14 +76,12 @@ pub(super) struct Recorders<const N: usize> {
     in_block: u32,
     inv_scale: f32,
     /// Histogram sections of a replication (`PointParams::rep_sections`):
-    /// the requests per section (`u32::MAX`: one), the requests seen so far
-    /// (recorded or dropped: the lanes step together), where the current
-    /// section ends, and the current section's first bin in the tile's
-    /// histogram. Twin of `rec_sections` and `rec_request`'s slot in
-    /// `shaders/common.wgsl`.
+    /// the requests per section (`u32::MAX`: one), the requests the current
+    /// section still takes (recorded or dropped: the lanes step together),
+    /// and its first bin in the tile's histogram. Twin of `rec_sections`
+    /// and `rec_request`'s slot in `shaders/common.wgsl`.
     section_length: u32,
-    seen: u32,
-    section_end: u32,
+    section_left: u32,
     hist_base: usize,
 }
 
@@ -127,8 +125,7 @@ impl<const N: usize> Recorders<N> {
             max_wait: [0.0; N],
             max_sojourn: [0.0; N],
             section_length: p.section_length(),
-            seen: 0,
-            section_end: p.section_length(),
+            section_left: p.section_length(),
             hist_base: 0,
         }
     }
@@ -192,11 +189,11 @@ impl<const N: usize> Recorders<N> {
     ) {
         // The request's section: `hist` holds the tile's sections one
         // after the other (one, unless the point has `rep_sections`).
-        if self.seen == self.section_end {
-            self.section_end = self.section_end.saturating_add(self.section_length);
+        if self.section_left == 0 {
+            self.section_left = self.section_length;
             self.hist_base += HIST_BINS as usize;
         }
-        self.seen += 1;
+        self.section_left -= 1;
         let hist = &mut hist[self.hist_base..];
         match self.late_rule {
             LateRule::Never => self.record(hist, active, wait, service, interarrival),
