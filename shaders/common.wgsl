@@ -92,9 +92,11 @@ struct DispatchInfo {
     // This pass simulates customers [begin, end) of each replication.
     begin: u32,
     end: u32,
-    // 1: a one-server replication's segments run side by side, one
-    // invocation each (lindley.wgsl); 0: one invocation runs them in turn.
-    parallel_segments: u32,
+    // 1: replications spread over several invocations where they can (a
+    // one-server replication's segments side by side, lindley.wgsl; a large
+    // central queue's servers over a workgroup, kiefer_wolfowitz.wgsl); 0:
+    // one invocation per replication.
+    side_by_side: u32,
     _pad1: u32,
 }
 

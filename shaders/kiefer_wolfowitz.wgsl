@@ -216,7 +216,192 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
     }
 }
 
+// A large queue run by a whole workgroup (DispatchInfo.side_by_side, and
+// `cooperative`: at least COOPERATIVE_MIN_SERVERS servers, whose heap no
+// fast memory holds, and no capacity; src/engine/gpu/plan.rs,
+// `cooperative_candidate`). One replication per tile: server s belongs to
+// lane s % TILE_REPS, row s / TILE_REPS of the lane's column (in `heap`,
+// or in fast memory where the pipeline's fast heap has the rows), and each
+// lane keeps the earliest of its own free-at times. Per customer the lanes
+// find the earliest of all with two workgroup atomics (free-at times are
+// never negative, so their bits order as the floats do) and the lowest lane
+// holding it replaces it and rescans its share: the same multiset of
+// free-at times as the heap's, the same root at every customer, hence the
+// same waits, sums and histograms to the bit as `run_customers`. Every lane
+// draws the replication's stream (so each knows the arrival, the service
+// and the patience without a word exchanged); lane 0 records.
+fn cooperative(p: PointParams) -> bool {
+    return !LIMITED && p.servers >= COOPERATIVE_MIN_SERVERS;
+}
+
+// Per customer n, pair n % 2: [0, 1] the earliest free-at time's bits,
+// [2, 3] the lowest lane holding it. A pair is reset (to NO_LANE_KEY) by
+// lane 0 during the next customer, once every lane has read it.
+var<workgroup> coop: array<atomic<u32>, 4>;
+const NO_LANE_KEY: u32 = 0xffffffffu;
+
+// The earliest free-at time among one lane's `rows` rows (as bits, or
+// NO_LANE_KEY for a lane without servers) and its row.
+struct LaneMin {
+    key: u32,
+    row: u32,
+}
+
+fn lane_min(rows: u32, stride: u32, column: u32, fast: bool) -> LaneMin {
+    var m = LaneMin(NO_LANE_KEY, 0u);
+    for (var k = 0u; k < rows; k++) {
+        let key = bitcast<u32>(hget(k, stride, column, fast));
+        let less = key < m.key;
+        m.key = select(m.key, key, less);
+        m.row = select(m.row, k, less);
+    }
+    return m;
+}
+
+// Customers [begin, end) of the workgroup's replication: the twin of
+// `run_customers`, step for step (the same draws in the same order, the
+// same floats), with the root found together. `fast` is a constant at
+// each call, as there. Every lane runs every iteration: the barriers are
+// reached by the whole workgroup.
+fn run_cooperative(p: PointParams, begin: u32, end: u32, start: KwClock, rows: u32,
+                   stride: u32, lane: u32, column: u32, fast: bool) -> KwClock {
+    var t = start.t;
+    var since_rebase = start.since_rebase;
+    let lk = ln_keep(p);
+    let period = rebase_period(heap_slots(p));
+    var own = lane_min(rows, stride, column, fast);
+    for (var n = begin; n < end; n++) {
+        let a = next_interarrival(p, lk);
+        t += a;
+        since_rebase += 1u;
+        if (since_rebase == period) {
+            for (var k = 0u; k < rows; k++) {
+                hset(k, max(hget(k, stride, column, fast) - t, 0.0), stride, column, fast);
+            }
+            own = lane_min(rows, stride, column, fast);
+            t = 0.0;
+            since_rebase = 0u;
+        }
+        let pair = n & 1u;
+        atomicMin(&coop[pair], own.key);
+        workgroupBarrier();
+        let earliest = atomicLoad(&coop[pair]);
+        if (own.key == earliest) {
+            atomicMin(&coop[2u + pair], lane);
+        }
+        if (lane == 0u) {
+            atomicStore(&coop[pair ^ 1u], NO_LANE_KEY);
+            atomicStore(&coop[2u + (pair ^ 1u)], NO_LANE_KEY);
+        }
+        let free = bitcast<f32>(earliest);
+        let wait = max(free - t, 0.0);
+        let service = draw_service(p.service);
+        let late = patience_late(p, wait);
+        let start = (t + wait) * opaque_one;
+        var x = start + service;
+        if (DROPS_LATE) {
+            x = select(x, free, late);
+        }
+        workgroupBarrier();
+        if (lane == atomicLoad(&coop[2u + pair])) {
+            hset(own.row, x, stride, column, fast);
+            own = lane_min(rows, stride, column, fast);
+        }
+        if (lane == 0u && n >= p.warmup) {
+            rec_request(wait, service, a, late);
+        }
+    }
+    return KwClock(t, since_rebase);
+}
+
+// The workgroup's tile: one replication of a cooperative queue, its state
+// between passes in lane 0's slot, its servers in every lane's column.
+fn run_cooperative_tile(wg: vec3<u32>, lane: u32) {
+    let local_tile = wg.x + wg.y * info.groups_x;
+    hist_clear(lane);
+    if (lane == 0u) {
+        for (var i = 0u; i < 4u; i++) {
+            atomicStore(&coop[i], NO_LANE_KEY);
+        }
+    }
+    workgroupBarrier();
+    let tile = tiles[info.tile_offset + local_tile];
+    let p = params[tile.param_index];
+    let total = p.warmup + p.customers;
+    if (info.begin < total) {
+        let c = max(p.servers, 1u);
+        // Lane `lane`'s servers: lane, lane + TILE_REPS, ... below c.
+        let rows = (c + TILE_REPS - 1u - lane) / TILE_REPS;
+        // Uniform: the longest column's rows.
+        let fast_on = FAST_HEAP && (c + TILE_REPS - 1u) / TILE_REPS <= FAST_HEAP_SERVERS;
+        let stride = info.lanes;
+        let column = local_tile * TILE_REPS + lane;
+        let state_slot = local_tile * TILE_REPS;
+        var clock = KwClock(0.0, 0u);
+        rec_sections(p, tile.hist_slot, 0u);
+        if (info.begin == 0u) {
+            rng_init(p.seed_lo, p.seed_hi, p.point_index, tile.rep_start);
+            arrival_start(p.arrival);
+            rng_status = 0u;
+            rec_init(p.inv_hist_scale, p.slo);
+            for (var k = 0u; k < rows; k++) {
+                hset(k, 0.0, stride, column, fast_on);
+            }
+        } else {
+            let st = state_load(state_slot, p.inv_hist_scale, p.slo);
+            clock = KwClock(st.x, st.since_rebase);
+            if (fast_on) {
+                for (var k = 0u; k < rows; k++) {
+                    fset(k, heap[k * stride + column], column);
+                }
+            }
+        }
+        let end = min(info.end, total);
+        if (fast_on) {
+            clock = run_cooperative(p, info.begin, end, clock, rows, stride, lane, column, true);
+        } else {
+            clock = run_cooperative(p, info.begin, end, clock, rows, stride, lane, column, false);
+        }
+        if (end == total) {
+            if (lane == 0u) {
+                results[(info.tile_offset + local_tile) * TILE_REPS] = rec_finish(p.customers);
+            }
+        } else {
+            if (lane == 0u) {
+                state_store(state_slot, clock.t, 0.0, clock.since_rebase);
+            }
+            if (fast_on) {
+                for (var k = 0u; k < rows; k++) {
+                    heap[k * stride + column] = fget(k, column);
+                }
+            }
+        }
+        if (pass_zeros > 0u) {
+            atomicAdd(&tile_hist[0], pass_zeros);
+        }
+    }
+    workgroupBarrier();
+    hist_flush(lane, tile.hist_slot);
+}
+
+// Whether the workgroup runs a cooperative tile (set by lane 0, read by all
+// through workgroupUniformLoad, so the branch is uniform).
+var<workgroup> tile_cooperative: u32;
+
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
-    run_tile(wg, lane);
+    opaque_one = f32(min(info.lanes, 1u));
+    if (lane == 0u) {
+        var on = 0u;
+        let local_tile = wg.x + wg.y * info.groups_x;
+        if (info.side_by_side == 1u && local_tile < info.tiles) {
+            on = select(0u, 1u, cooperative(params[tiles[info.tile_offset + local_tile].param_index]));
+        }
+        tile_cooperative = on;
+    }
+    if (workgroupUniformLoad(&tile_cooperative) == 1u) {
+        run_cooperative_tile(wg, lane);
+    } else {
+        run_tile(wg, lane);
+    }
 }

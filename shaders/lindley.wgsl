@@ -4,7 +4,7 @@
 // previous segments' maps V -> max(V + shift, from_empty) gives).
 // Twin of src/engine/cpu/lindley.rs.
 //
-// Two layouts, the same numbers to the bit (`parallel_segments` in the
+// Two layouts, the same numbers to the bit (`side_by_side` in the
 // pass's uniform, chosen by src/engine/gpu/plan.rs):
 // - in turn: one invocation runs a replication's segments one after the
 //   other (`simulate`, through `run_tile`), when replications alone fill the
@@ -279,7 +279,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     if (lane == 0u) {
         var count = 1u;
         let local_tile = wg.x + wg.y * info.groups_x;
-        if (info.parallel_segments == 1u && local_tile < info.tiles) {
+        if (info.side_by_side == 1u && local_tile < info.tiles) {
             let p = params[tiles[info.tile_offset + local_tile].param_index];
             count = lindley_segments(p);
         }

@@ -9,6 +9,7 @@
 use super::ERLANG_DIRECT_MAX;
 use super::{
     dispatch, rebase_period, DispatchPolicy, Kernel, Law, LawKind, PointParams, Reneging, Thinning,
+    TILE_REPS,
 };
 
 /// Loop iterations one draw from `law` costs at most in the kernels (the
@@ -68,13 +69,7 @@ pub fn loop_cost_per_customer(p: &PointParams) -> u64 {
         Thinning::Random | Thinning::None => law_loop_cost(&p.arrival),
     };
     let queue = match p.kernel() {
-        // The sift (floor(log2 c) levels, with a margin) and the amortized
-        // rebase loop.
-        // A capacity adds the ring's read and write and its amortized
-        // rebase.
-        Kernel::KieferWolfowitz => {
-            2 * u64::from(32 - p.servers.max(1).leading_zeros()) + 3 + 3 * u64::from(p.limited())
-        }
+        Kernel::KieferWolfowitz => kiefer_wolfowitz_sift_cost(p),
         Kernel::Dispatch => dispatch_loops_per_customer(p),
         Kernel::Lindley => 0,
     };
@@ -91,6 +86,23 @@ pub fn loop_cost_per_customer(p: &PointParams) -> u64 {
         }
     };
     16 + arrival + law_loop_cost(&p.service) + queue + patience
+}
+
+/// Loop iterations per customer of a central queue run by a whole
+/// workgroup (`run_cooperative` in kiefer_wolfowitz.wgsl): the sift's
+/// levels give way to the winning lane's rescan of its
+/// ⌈c / [`TILE_REPS`]⌉ servers and the amortized rebase of the same.
+pub fn cooperative_loop_cost_per_customer(p: &PointParams) -> u64 {
+    let rows = u64::from(p.servers.max(1).div_ceil(TILE_REPS));
+    loop_cost_per_customer(p) - kiefer_wolfowitz_sift_cost(p) + rows + 3
+}
+
+/// The Kiefer–Wolfowitz kernel's own loop iterations per customer: the
+/// sift (floor(log2 c) levels, with a margin) and the amortized rebase
+/// loop; a capacity adds the ring's read and write and its amortized
+/// rebase.
+fn kiefer_wolfowitz_sift_cost(p: &PointParams) -> u64 {
+    2 * u64::from(32 - p.servers.max(1).leading_zeros()) + 3 + 3 * u64::from(p.limited())
 }
 
 /// Loop iterations per customer of the dispatch kernel, with margin: the

@@ -23,9 +23,10 @@ pub struct DispatchInfo {
     /// The pass simulates customers `[begin, end)` of each replication.
     pub begin: u32,
     pub end: u32,
-    /// 1: one-server replications' segments run side by side, one
-    /// invocation each (`SegmentLayout::Parallel`); 0: in turn.
-    pub parallel_segments: u32,
+    /// 1: replications spread over several invocations where they can
+    /// (`SegmentLayout::SideBySide`: one-server segments, large central
+    /// queues' servers); 0: one invocation per replication.
+    pub side_by_side: u32,
     pub _pad1: u32,
 }
 
@@ -230,7 +231,7 @@ mod tests {
                     lanes,
                     begin,
                     end,
-                    parallel_segments,
+                    side_by_side,
                     _pad1
                 }),
             ),

@@ -47,7 +47,8 @@ pub use pipelines::{
     LINDLEY_WGSL,
 };
 pub use plan::{
-    pass_customers, SegmentLayout, LOOP_BUDGET, MAX_GPU_SERVERS, MAX_PASS_CUSTOMERS,
+    cooperative_candidate, pass_customers, Layouts, SegmentLayout, COOPERATIVE_MAX_REPS,
+    COOPERATIVE_MIN_SERVERS, LOOP_BUDGET, MAX_GPU_SERVERS, MAX_PASS_CUSTOMERS,
     SIDE_BY_SIDE_BELOW_REPS,
 };
 pub use variants::{
@@ -100,8 +101,8 @@ pub struct GpuEngine {
     pub last_device_seconds: f64,
     /// Whether `last_device_seconds` comes from timestamp queries.
     pub timestamps: bool,
-    /// One-server segments' layout, when not the adapter's choice
-    /// ([`SegmentLayout::for_batch`]): for tests.
+    /// One-server segments' and large central queues' layout, when not the
+    /// adapter's choice ([`Layouts::for_batch`]): for tests.
     segment_layout: Option<SegmentLayout>,
     /// Loop iterations per second this engine is expected to run a call
     /// at: a calibration's ([`Self::expect_rate`]), or its own last
@@ -237,8 +238,9 @@ impl GpuEngine {
         self.pipelines.source(&Specialization::of(p))
     }
 
-    /// Run one-server replications' segments in `layout` whatever the
-    /// adapter and batch: for tests, which run both layouts on one adapter.
+    /// Run one-server replications' segments and large central queues in
+    /// `layout` whatever the adapter and batch: for tests, which run both
+    /// layouts on one adapter.
     pub fn force_segment_layout(&mut self, layout: SegmentLayout) {
         self.segment_layout = Some(layout);
     }
@@ -320,16 +322,17 @@ impl GpuEngine {
         }
     }
 
-    /// How `batch`'s one-server segments run: as forced, else as the
-    /// adapter and the batch's size suit.
-    fn layout_for(&self, batch: &Batch) -> SegmentLayout {
-        self.segment_layout.unwrap_or_else(|| {
-            SegmentLayout::for_batch(
+    /// How `batch`'s one-server segments and large central queues run: as
+    /// forced, else as the adapter and the batch's size suit.
+    fn layout_for(&self, batch: &Batch) -> Layouts {
+        match self.segment_layout {
+            Some(forced) => forced.into(),
+            None => Layouts::for_batch(
                 batch,
                 self.gpu.desc.class == AdapterClass::Software,
                 &self.limits,
-            )
-        })
+            ),
+        }
     }
 
     /// The batch's output and each tile's device seconds (in the batch's
@@ -395,7 +398,8 @@ fn call_sizing_for(
 }
 
 /// `QSWEEP_SEGMENT_LAYOUT` (`in-turn` or `side-by-side`), which forces the
-/// one-server segments' layout on every batch: for the hardware check
+/// one-server segments' and large central queues' layout on every batch
+/// (side by side: cooperative): for the hardware check
 /// (`scripts/gpu-check.sh`), which runs the default study both ways and
 /// requires the same numbers. Unset: the adapter's and batch's choice.
 fn segment_layout_from_env() -> Result<Option<SegmentLayout>> {

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use anyhow::{bail, Result};
 
+use super::plan::{SegmentLayout, COOPERATIVE_MIN_SERVERS};
 use crate::contract::{Kernel, LawKind, PointParams, Reneging, Thinning, HIST_BINS, TILE_REPS};
 
 /// What a pipeline is compiled for: the kernel and, as WGSL constants, the
@@ -40,6 +41,10 @@ pub struct Specialization {
     pub fast_heap: u32,
 }
 
+/// Workgroup memory of kiefer_wolfowitz.wgsl's cooperative scan (two pairs
+/// of u32 atomics, `coop_min` and `coop_lane`, and the tile's choice).
+const COOPERATIVE_WORKGROUP_BYTES: u64 = 32;
+
 /// Largest queue whose heap a kernel keeps in fast memory during a pass.
 pub const FAST_HEAP_MAX_SERVERS: u32 = 64;
 
@@ -67,7 +72,7 @@ impl HeapMemory {
         // Each workgroup array counts rounded up to 16 bytes (WebGPU's rule).
         let heap = (u64::from(servers) * u64::from(TILE_REPS) * 4).next_multiple_of(16);
         let hist = (u64::from(HIST_BINS) * 4).next_multiple_of(16);
-        let fits = heap + hist <= u64::from(workgroup_bytes);
+        let fits = heap + hist + COOPERATIVE_WORKGROUP_BYTES <= u64::from(workgroup_bytes);
         if preferred == HeapMemory::Workgroup && fits {
             HeapMemory::Workgroup
         } else {
@@ -104,11 +109,25 @@ impl Specialization {
 
     /// Each of `params`' pipeline in one batch ([`Self::of`] for each, but
     /// one Kiefer–Wolfowitz pipeline per laws and thinning, whose fast heap
-    /// holds the batch's largest small queue): the batch's central queues,
-    /// small and large, then run side by side in one dispatch rather than
-    /// one after another, a dispatch per heap size.
-    pub fn for_batch(params: &[PointParams]) -> Vec<Self> {
-        let own: Vec<Self> = params.iter().map(Self::of).collect();
+    /// holds the batch's largest small queue, or where its large queues run
+    /// cooperatively (`central`), the largest lane's share of one): the
+    /// batch's central queues, small and large, then run side by side in
+    /// one dispatch rather than one after another, a dispatch per heap size.
+    pub fn for_batch(params: &[PointParams], central: SegmentLayout) -> Vec<Self> {
+        let own: Vec<Self> = params
+            .iter()
+            .map(|p| {
+                let rows = central.heap_rows(p);
+                if central.side_by_side(p) && rows <= FAST_HEAP_MAX_SERVERS {
+                    Self {
+                        fast_heap: rows.max(8).next_power_of_two(),
+                        ..Self::of(p)
+                    }
+                } else {
+                    Self::of(p)
+                }
+            })
+            .collect();
         let mut largest = std::collections::BTreeMap::new();
         for s in &own {
             let f = largest.entry(Self { fast_heap: 0, ..*s }).or_insert(0);
@@ -167,6 +186,7 @@ impl Specialization {
              const FAST_HEAP_IN_WORKGROUP: bool = {in_workgroup};\n\
              const PRIVATE_HEAP_LEN: u32 = {private_len}u;\n\
              const WORKGROUP_HEAP_LEN: u32 = {workgroup_len}u;\n\
+             const COOPERATIVE_MIN_SERVERS: u32 = {cooperative}u;\n\
              {COMMON_WGSL}\n{RNG_WGSL}\n{SAMPLING_WGSL}\n\n{body}",
             contract = crate::contract::wgsl::constants(),
             arrival = self.arrival.code(),
@@ -176,6 +196,7 @@ impl Specialization {
             limited = self.limited,
             fast = self.fast_heap > 0,
             fast_servers = self.fast_heap,
+            cooperative = COOPERATIVE_MIN_SERVERS,
             in_workgroup = memory == HeapMemory::Workgroup,
             // Arrays of one element where unused: WGSL has no empty array.
             private_len = match memory {

@@ -27,8 +27,10 @@ use anyhow::{bail, Result};
 use super::layout::LANE_STATE_BYTES;
 #[cfg(test)]
 use super::pass_rates::PassRates;
+use super::pipelines::FAST_HEAP_MAX_SERVERS;
 use super::Specialization;
-use crate::contract::costs::loop_cost_per_customer;
+use super::HARDWARE_CALL_REPS;
+use crate::contract::costs::{cooperative_loop_cost_per_customer, loop_cost_per_customer};
 use crate::contract::{
     dispatch, Kernel, PointParams, RepResult, Tile, HIST_BINS, HIST_WORDS_PER_BIN, TILE_REPS,
 };
@@ -58,17 +60,36 @@ pub const MAX_BINDING_BYTES: u64 = u32::MAX as u64;
 /// Only software adapters cut passes this way ([`PassLength::LoopBudget`]).
 pub const LOOP_BUDGET: u64 = 48_000;
 
-/// Customers per pass for a point: within [`LOOP_BUDGET`] after the first
-/// pass's set-up loops (stream, histogram, heap initialisation).
+/// Customers per pass for a point run one invocation per replication:
+/// within [`LOOP_BUDGET`] after the first pass's set-up loops (stream,
+/// histogram, heap initialisation). [`SegmentLayout::pass_customers`] is
+/// the same for any layout.
 pub fn pass_customers(p: &PointParams) -> u32 {
-    let setup = 200
-        + if p.kernel() == Kernel::KieferWolfowitz {
-            u64::from(p.heap_slots())
-        } else {
-            0
-        };
-    let budget = LOOP_BUDGET.saturating_sub(setup).max(1);
-    (budget / loop_cost_per_customer(p)).clamp(1, u64::from(u32::MAX)) as u32
+    SegmentLayout::InTurn.pass_customers(p)
+}
+
+/// Servers from which a central queue's replication may be run by a whole
+/// workgroup (`run_cooperative` in kiefer_wolfowitz.wgsl): the queues
+/// whose heap no fast memory holds, so that one invocation's sift walks
+/// storage memory, a dependent load per level.
+pub const COOPERATIVE_MIN_SERVERS: u32 = FAST_HEAP_MAX_SERVERS + 1;
+
+/// Replications of large central queues in a batch up to which a hardware
+/// adapter runs each over a whole workgroup rather than one invocation: a
+/// sixty-fourth of [`HARDWARE_CALL_REPS`] (about the threads an H200 keeps
+/// resident), so the cooperative layout's [`TILE_REPS`] invocations per
+/// replication (each drawing the replication's stream, so they agree
+/// without talking) stay within what the device holds at once. The default
+/// study's 4096 (8 queues of 75 to 4000 servers × 512) fill an H200 so,
+/// each replication's share of servers in workgroup memory, where one
+/// invocation each would occupy 2% of it, sifting heaps of 65 MB in all.
+pub const COOPERATIVE_MAX_REPS: u64 = HARDWARE_CALL_REPS / TILE_REPS as u64;
+
+/// Whether `p` is a central queue that a workgroup may run cooperatively:
+/// at least [`COOPERATIVE_MIN_SERVERS`] servers, and no capacity (a limited
+/// queue's ring of start times stays with the one-invocation kernel).
+pub fn cooperative_candidate(p: &PointParams) -> bool {
+    p.kernel() == Kernel::KieferWolfowitz && !p.limited() && p.servers >= COOPERATIVE_MIN_SERVERS
 }
 
 /// Refuse the points the GPU kernels cannot run (the CPU engine can): on a
@@ -116,28 +137,36 @@ pub const MAX_PASS_CUSTOMERS: u32 = u32::MAX / TILE_REPS;
 /// [`MAX_SEGMENTS`]: crate::contract::MAX_SEGMENTS
 pub const SIDE_BY_SIDE_BELOW_REPS: u64 = 1 << 16;
 
-/// How the segments of a one-server replication ([`Segments`]) run on the
-/// device; the numbers are the same to the bit either way.
+/// How replications that can spread over several invocations run on the
+/// device: a one-server replication's segments ([`Segments`]), a large
+/// central queue's servers ([`cooperative_candidate`]). The numbers are the
+/// same to the bit either way.
 ///
 /// [`Segments`]: crate::contract::Segments
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SegmentLayout {
-    /// One invocation per replication, its segments in turn: no extra work,
-    /// the parallelism of the replications alone. What a software adapter
-    /// runs (its few cores are full with any batch).
+    /// One invocation per replication, its segments in turn, its heap
+    /// sifted alone: no extra work, the parallelism of the replications
+    /// alone. What a software adapter runs (its few cores are full with any
+    /// batch).
     InTurn,
-    /// One invocation per segment, scanned in workgroup memory: twice the
-    /// draws, a replication's time divided by its segments, and workgroups
-    /// full of a few replications' segments. What a hardware adapter runs
-    /// for batches below [`SIDE_BY_SIDE_BELOW_REPS`] one-server replications.
+    /// Side by side: one invocation per segment, scanned in workgroup
+    /// memory (twice the draws, a replication's time divided by its
+    /// segments, workgroups full of a few replications' segments); a large
+    /// central queue's servers dealt to a workgroup's [`TILE_REPS`] lanes,
+    /// which find the earliest free one together (every lane draws the
+    /// stream, one records). What a hardware adapter runs for batches
+    /// below [`SIDE_BY_SIDE_BELOW_REPS`] one-server replications and
+    /// up to [`COOPERATIVE_MAX_REPS`] large central queues' replications.
     SideBySide,
 }
 
 impl SegmentLayout {
-    /// The layout for `batch` on an adapter with `limits`: side by side on
-    /// hardware while the batch's one-server replications leave the device
-    /// mostly idle, and while the split tiles' results (a workgroup's
-    /// [`TILE_REPS`] slots for its few replications) fit one binding.
+    /// The layout of `batch`'s one-server segments on an adapter with
+    /// `limits`: side by side on hardware while the batch's one-server
+    /// replications leave the device mostly idle, and while the split
+    /// tiles' results (a workgroup's [`TILE_REPS`] slots for its few
+    /// replications) fit one binding.
     pub fn for_batch(batch: &Batch, software: bool, limits: &wgpu::Limits) -> Self {
         let one_server_reps: u64 = batch
             .tiles
@@ -148,46 +177,159 @@ impl SegmentLayout {
         if software || one_server_reps >= SIDE_BY_SIDE_BELOW_REPS {
             return Self::InTurn;
         }
-        let split_tiles: u64 = batch
-            .tiles
-            .iter()
-            .map(|t| {
-                let per_tile =
-                    Self::SideBySide.reps_per_tile(&batch.params[t.param_index as usize]);
-                u64::from(t.rep_count.div_ceil(per_tile))
-            })
-            .sum();
-        let results = split_tiles * u64::from(TILE_REPS) * std::mem::size_of::<RepResult>() as u64;
-        if results > limits.max_storage_buffer_binding_size {
+        let side_by_side = Layouts {
+            segments: Self::SideBySide,
+            central: Self::InTurn,
+        };
+        if side_by_side.results_bytes(batch) > limits.max_storage_buffer_binding_size {
             Self::InTurn
         } else {
             Self::SideBySide
         }
     }
 
-    /// Whether `p`'s replications run side by side in this layout.
+    /// Invocations one replication of `p` runs on in this layout.
+    pub fn invocations_per_rep(self, p: &PointParams) -> u32 {
+        match (self, p.kernel()) {
+            (Self::InTurn, _) => 1,
+            (Self::SideBySide, Kernel::Lindley) => p.segments().count.max(1),
+            (Self::SideBySide, Kernel::KieferWolfowitz) if cooperative_candidate(p) => TILE_REPS,
+            (Self::SideBySide, _) => 1,
+        }
+    }
+
+    /// Whether `p`'s replications spread over several invocations in this
+    /// layout.
     pub fn side_by_side(self, p: &PointParams) -> bool {
-        self == Self::SideBySide && p.segments().count > 1
+        self.invocations_per_rep(p) > 1
     }
 
     /// Steps of one invocation over a replication of `p` (the unit of a
-    /// pass's `[begin, end)`): its customers, or side by side twice a
-    /// segment (the map, then the replay).
+    /// pass's `[begin, end)`): its customers, or for one-server segments
+    /// side by side twice a segment (the map, then the replay).
     pub fn steps(self, p: &PointParams) -> u32 {
-        if self.side_by_side(p) {
+        if self.side_by_side(p) && p.kernel() == Kernel::Lindley {
             p.segments().length.saturating_mul(2)
         } else {
             p.warmup.saturating_add(p.customers)
         }
     }
 
-    /// Replications of `p` one workgroup holds: all the segments of each.
+    /// Replications of `p` one workgroup holds: all the invocations of
+    /// each.
     pub fn reps_per_tile(self, p: &PointParams) -> u32 {
-        if self.side_by_side(p) {
-            TILE_REPS / p.segments().count
+        TILE_REPS / self.invocations_per_rep(p)
+    }
+
+    /// Rows of `p`'s replications in binding 6 (Kiefer–Wolfowitz): a
+    /// replication's heap slots ([`PointParams::heap_slots`]), or, run
+    /// cooperatively, one lane's share of its servers.
+    pub fn heap_rows(self, p: &PointParams) -> u32 {
+        if self.side_by_side(p) && p.kernel() == Kernel::KieferWolfowitz {
+            p.servers.div_ceil(TILE_REPS)
         } else {
-            TILE_REPS
+            p.heap_slots()
         }
+    }
+
+    /// Loop iterations per customer of `p`'s invocations in this layout.
+    pub fn loop_cost(self, p: &PointParams) -> u64 {
+        if self.side_by_side(p) && p.kernel() == Kernel::KieferWolfowitz {
+            cooperative_loop_cost_per_customer(p)
+        } else {
+            loop_cost_per_customer(p)
+        }
+    }
+
+    /// Customers per pass for `p` in this layout: within [`LOOP_BUDGET`]
+    /// after the first pass's set-up loops (stream, histogram, heap
+    /// initialisation).
+    pub fn pass_customers(self, p: &PointParams) -> u32 {
+        let setup = 200
+            + if p.kernel() == Kernel::KieferWolfowitz {
+                u64::from(p.heap_slots())
+            } else {
+                0
+            };
+        let budget = LOOP_BUDGET.saturating_sub(setup).max(1);
+        (budget / self.loop_cost(p)).clamp(1, u64::from(u32::MAX)) as u32
+    }
+}
+
+/// A batch's layouts: of its one-server segments and of its large central
+/// queues, each chosen for what it leaves idle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layouts {
+    pub segments: SegmentLayout,
+    pub central: SegmentLayout,
+}
+
+impl From<SegmentLayout> for Layouts {
+    /// Both kinds in `layout`: what tests and `QSWEEP_SEGMENT_LAYOUT` force.
+    fn from(layout: SegmentLayout) -> Self {
+        Self {
+            segments: layout,
+            central: layout,
+        }
+    }
+}
+
+impl Layouts {
+    /// The layouts for `batch` on an adapter with `limits`: one-server
+    /// segments as [`SegmentLayout::for_batch`] says; large central queues
+    /// cooperative on hardware while the batch has at most
+    /// [`COOPERATIVE_MAX_REPS`] of their replications, and while every
+    /// split tile's results fit one binding.
+    pub fn for_batch(batch: &Batch, software: bool, limits: &wgpu::Limits) -> Self {
+        let segments = SegmentLayout::for_batch(batch, software, limits);
+        let large_central_reps: u64 = batch
+            .tiles
+            .iter()
+            .filter(|t| cooperative_candidate(&batch.params[t.param_index as usize]))
+            .map(|t| u64::from(t.rep_count))
+            .sum();
+        let cooperative = Self {
+            segments,
+            central: SegmentLayout::SideBySide,
+        };
+        let central = if !software
+            && large_central_reps > 0
+            && large_central_reps <= COOPERATIVE_MAX_REPS
+            && cooperative.results_bytes(batch) <= limits.max_storage_buffer_binding_size
+        {
+            SegmentLayout::SideBySide
+        } else {
+            SegmentLayout::InTurn
+        };
+        Self { segments, central }
+    }
+
+    /// The layout of `kernel`'s replications.
+    pub fn of(self, kernel: Kernel) -> SegmentLayout {
+        match kernel {
+            Kernel::Lindley => self.segments,
+            Kernel::KieferWolfowitz => self.central,
+            Kernel::Dispatch => SegmentLayout::InTurn,
+        }
+    }
+
+    /// The layout of `p`'s replications.
+    pub fn for_point(self, p: &PointParams) -> SegmentLayout {
+        self.of(p.kernel())
+    }
+
+    /// Bytes of `batch`'s results with its tiles split as these layouts
+    /// say: a workgroup's [`TILE_REPS`] slots for each split tile.
+    fn results_bytes(self, batch: &Batch) -> u64 {
+        let split_tiles: u64 = batch
+            .tiles
+            .iter()
+            .map(|t| {
+                let p = &batch.params[t.param_index as usize];
+                u64::from(t.rep_count.div_ceil(self.for_point(p).reps_per_tile(p)))
+            })
+            .sum();
+        split_tiles * u64::from(TILE_REPS) * std::mem::size_of::<RepResult>() as u64
     }
 }
 
@@ -210,7 +352,8 @@ pub(super) struct DispatchPlan {
     /// Most steps among the tiles' replications ([`SegmentLayout::steps`]:
     /// customers, warm-up included, unless segments run side by side).
     pub max_total: u32,
-    /// Whether one-server segments run side by side.
+    /// How the tiles' replications run (their kernel's layout: segments
+    /// or servers side by side, or one invocation each).
     pub layout: SegmentLayout,
 }
 
@@ -274,10 +417,11 @@ pub(super) struct BatchPlan {
 }
 
 impl BatchPlan {
-    pub fn new(batch: &Batch, limits: &wgpu::Limits, layout: SegmentLayout) -> Result<Self> {
+    pub fn new(batch: &Batch, limits: &wgpu::Limits, layouts: impl Into<Layouts>) -> Result<Self> {
+        let layouts = layouts.into();
         // Group tiles by pipeline, then by queue size, so each dispatch is
         // uniform and a split by memory falls between queue sizes.
-        let specs = Specialization::for_batch(batch.params);
+        let specs = Specialization::for_batch(batch.params, layouts.central);
         let mut sorted: Vec<usize> = (0..batch.tiles.len()).collect();
         let key = |i: usize| {
             let index = batch.tiles[i].param_index as usize;
@@ -287,7 +431,8 @@ impl BatchPlan {
         let (mut order, mut tiles) = (Vec::new(), Vec::new());
         for i in sorted {
             let tile = batch.tiles[i];
-            let per_tile = layout.reps_per_tile(&batch.params[tile.param_index as usize]);
+            let p = &batch.params[tile.param_index as usize];
+            let per_tile = layouts.for_point(p).reps_per_tile(p);
             let mut start = 0;
             while start < tile.rep_count {
                 let count = per_tile.min(tile.rep_count - start);
@@ -312,7 +457,7 @@ impl BatchPlan {
         let mem_budget = max_binding
             .min(limits.max_buffer_size)
             .min(MAX_BINDING_BYTES);
-        let dispatches = plan_dispatches(batch.params, &specs, &tiles, mem_budget, layout)?;
+        let dispatches = plan_dispatches(batch.params, &specs, &tiles, mem_budget, layouts)?;
         let max_lanes = dispatches
             .iter()
             .map(DispatchPlan::lanes)
@@ -364,13 +509,14 @@ fn plan_dispatches(
     specs: &[Specialization],
     tiles: &[Tile],
     mem_budget: u64,
-    layout: SegmentLayout,
+    layouts: Layouts,
 ) -> Result<Vec<DispatchPlan>> {
     let mut plans: Vec<DispatchPlan> = Vec::new();
     let mut i = 0usize;
     while i < tiles.len() {
         let spec = specs[tiles[i].param_index as usize];
         let k = spec.kernel;
+        let layout = layouts.of(k);
         let mut plan = DispatchPlan {
             spec,
             tile_offset: i as u32,
@@ -388,9 +534,10 @@ fn plan_dispatches(
                 break;
             }
             // Heap rows: the servers' free-at times and, under a capacity,
-            // the ring of start times (`PointParams::heap_slots`).
+            // the ring of start times (`PointParams::heap_slots`), or a
+            // lane's share of a cooperative queue's servers.
             let servers = plan.max_servers.max(if k == Kernel::KieferWolfowitz {
-                p.heap_slots()
+                layout.heap_rows(p)
             } else {
                 p.servers
             });
@@ -427,8 +574,8 @@ fn plan_dispatches(
             plan.tiles += 1;
             plan.max_servers = servers;
             plan.max_words = words;
-            plan.loop_budget_pass = plan.loop_budget_pass.min(pass_customers(p));
-            plan.cost = plan.cost.max(loop_cost_per_customer(p));
+            plan.loop_budget_pass = plan.loop_budget_pass.min(layout.pass_customers(p));
+            plan.cost = plan.cost.max(layout.loop_cost(p));
             plan.max_total = plan.max_total.max(layout.steps(p));
             i += 1;
         }

@@ -175,7 +175,7 @@ impl Pass<'_, '_> {
             lanes: d.tiles * TILE_REPS,
             begin: self.begin,
             end: self.end,
-            parallel_segments: u32::from(d.layout == SegmentLayout::SideBySide),
+            side_by_side: u32::from(d.layout == SegmentLayout::SideBySide),
             _pad1: 0,
         }
     }

@@ -8,7 +8,7 @@ use super::buffers::BatchBuffers;
 use super::pass_rates::{PassLength, PassRates, TARGET_PASS_SECONDS};
 use super::plan::{BatchPlan, SegmentLayout};
 use super::*;
-use crate::contract::{Kernel, PointParams, Tile, HIST_WORDS_PER_BIN};
+use crate::contract::{Kernel, PointParams, Tile, HIST_WORDS_PER_BIN, TILE_REPS};
 use crate::engine::schedule::tiles_for_points;
 
 /// A spec's points as one batch: parameters, tiles, table, slots.
@@ -74,8 +74,22 @@ fn the_default_study_runs_each_pipeline_in_one_dispatch_on_a_large_gpu() {
         SegmentLayout::for_batch(&owned.batch(), false, &small),
         SegmentLayout::InTurn
     );
-    let plan = BatchPlan::new(&owned.batch(), &large_gpu_limits(), layout).unwrap();
-    let batch_specs = Specialization::for_batch(&owned.params);
+    // Its central queues beyond the fast heap's 64 servers (4096
+    // replications: COOPERATIVE_MAX_REPS) a workgroup each.
+    let layouts = Layouts::for_batch(&owned.batch(), false, &large_gpu_limits());
+    assert_eq!(
+        layouts,
+        Layouts {
+            segments: SegmentLayout::SideBySide,
+            central: SegmentLayout::SideBySide
+        }
+    );
+    assert_eq!(
+        Layouts::for_batch(&owned.batch(), true, &large_gpu_limits()),
+        SegmentLayout::InTurn.into()
+    );
+    let plan = BatchPlan::new(&owned.batch(), &large_gpu_limits(), layouts).unwrap();
+    let batch_specs = Specialization::for_batch(&owned.params, layouts.central);
     let mut specs = batch_specs.clone();
     specs.sort();
     specs.dedup();
@@ -103,6 +117,19 @@ fn the_default_study_runs_each_pipeline_in_one_dispatch_on_a_large_gpu() {
                 .count;
             assert_eq!(segments, 32);
             assert_eq!(d.invocations(), group_reps * u64::from(segments));
+        }
+        // Central queues: R = 75 to 4000 a workgroup per replication, R = 51
+        // and 60 sixty-four replications a workgroup; the cooperative
+        // queues' shares of servers (63 rows at R = 4000) in the fast heap.
+        if spec.kernel == Kernel::KieferWolfowitz {
+            let cooperative: Vec<&Tile> = dispatch_tiles
+                .iter()
+                .filter(|t| cooperative_candidate(&owned.params[t.param_index as usize]))
+                .collect();
+            assert!(!cooperative.is_empty());
+            assert!(cooperative.iter().all(|t| t.rep_count == 1));
+            assert_eq!(spec.fast_heap, 64);
+            assert_eq!(d.max_servers, 4000u32.div_ceil(TILE_REPS));
         }
     }
     assert_eq!(
@@ -201,7 +228,7 @@ fn the_run_loop_gives_an_h200_the_default_study_in_device_sized_calls() {
     .unwrap();
     assert_eq!(rows, points.len());
     let params: Vec<PointParams> = points.iter().map(|p| p.params).collect();
-    let mut groups = Specialization::for_batch(&params);
+    let mut groups = Specialization::for_batch(&params, SegmentLayout::InTurn);
     groups.sort();
     groups.dedup();
     eprintln!(
@@ -237,9 +264,9 @@ fn the_run_loop_gives_an_h200_the_default_study_in_device_sized_calls() {
             table: &table,
             slots: *slots,
         };
-        let layout = SegmentLayout::for_batch(&batch, false, &large_gpu_limits());
-        let plan = BatchPlan::new(&batch, &large_gpu_limits(), layout).unwrap();
-        let mut in_call = Specialization::for_batch(params);
+        let layouts = Layouts::for_batch(&batch, false, &large_gpu_limits());
+        let plan = BatchPlan::new(&batch, &large_gpu_limits(), layouts).unwrap();
+        let mut in_call = Specialization::for_batch(params, layouts.central);
         in_call.sort();
         in_call.dedup();
         assert_eq!(plan.dispatches.len(), in_call.len());
@@ -603,9 +630,10 @@ fn pass_cutting_never_changes_results() {
     let batch = owned.batch();
     // Every kernel, Kiefer–Wolfowitz with a fast and a storage heap side
     // by side in one pipeline.
-    let specs: std::collections::BTreeSet<_> = Specialization::for_batch(&owned.params)
-        .into_iter()
-        .collect();
+    let specs: std::collections::BTreeSet<_> =
+        Specialization::for_batch(&owned.params, SegmentLayout::InTurn)
+            .into_iter()
+            .collect();
     assert!(specs.len() >= 3, "{specs:?}");
     let shortest = owned.params.iter().map(pass_customers).min().unwrap();
     let mut outputs = Vec::new();
@@ -785,4 +813,75 @@ fn only_a_software_adapter_refuses_a_customer_over_its_loop_cap() {
     let err = super::plan::check_gpu_limits(&owned.params, true).unwrap_err();
     assert!(err.to_string().contains("--backend cpu"), "{err}");
     super::plan::check_gpu_limits(&owned.params, false).unwrap();
+}
+
+/// Central queues beside and beyond the fast heap (R = 8 and 65 to 1000),
+/// light- and heavy-tailed service, then abandonment and timeouts: a
+/// workgroup per replication (the cooperative scan) and one invocation per
+/// replication give the CPU engine's numbers to the bit, whatever the
+/// passes.
+#[test]
+fn cooperative_central_queues_agree_with_one_invocation_and_the_cpu_to_the_bit() {
+    let Some(mut gpu) =
+        gpu_or_skip("cooperative_central_queues_agree_with_one_invocation_and_the_cpu_to_the_bit")
+    else {
+        return;
+    };
+    let plain = "[sweep]\nrouting = [\"central\"]\nservers = [8, 65, 1000]\nrho = [0.9]\n\
+                 service = [\"exp(mean=1)\", \"weibull(shape=0.5, mean=1)\"]\n\n\
+                 [run]\nreps = 5\ncustomers = 3000\nwarmup = 500\nseed = 5\n"
+        .to_string();
+    let patient = |reneging: &str| {
+        format!(
+            "[sweep]\nrouting = [\"central\"]\nservers = [100]\nrho = [0.98]\n\
+             service = [\"exp(mean=1)\"]\npatience = [\"exp(mean=0.2)\"]\n\n\
+             [run]\nreps = 3\ncustomers = 3000\nwarmup = 500\nseed = 9\n\
+             reneging = \"{reneging}\"\n"
+        )
+    };
+    for toml in [plain, patient("abandon"), patient("timeout")] {
+        let owned = OwnedBatch::from_toml(&toml);
+        let batch = owned.batch();
+        // Side by side, each large queue's replication is a tile of its own.
+        let plan = BatchPlan::new(&batch, &gpu.limits, SegmentLayout::SideBySide).unwrap();
+        let large: u32 = owned
+            .tiles
+            .iter()
+            .filter(|t| cooperative_candidate(&owned.params[t.param_index as usize]))
+            .map(|t| t.rep_count)
+            .sum();
+        assert!(large > 0);
+        let single = plan.tiles.iter().filter(|t| t.rep_count == 1).count();
+        assert!(
+            single >= large as usize,
+            "{single} tiles of one for {large}"
+        );
+        let cpu = crate::engine::cpu::CpuEngine::new(2).run(&batch).unwrap();
+        assert!(cpu.hist.iter().sum::<u64>() > 0);
+        if toml.contains("patience") {
+            assert!(cpu.reps.iter().all(|r| r.lost > 0), "{toml}");
+        }
+        for (layout, length) in [
+            (
+                SegmentLayout::InTurn,
+                PassLength::for_adapter(gpu.adapter()),
+            ),
+            (
+                SegmentLayout::SideBySide,
+                PassLength::for_adapter(gpu.adapter()),
+            ),
+            (SegmentLayout::SideBySide, PassLength::Fixed(97)),
+            (SegmentLayout::SideBySide, PassLength::Fixed(1001)),
+        ] {
+            gpu.force_segment_layout(layout);
+            gpu.rates.pass_length = length;
+            let out = gpu.run(&batch).unwrap();
+            assert_eq!(
+                bytemuck::cast_slice::<_, u32>(&cpu.reps),
+                bytemuck::cast_slice::<_, u32>(&out.reps),
+                "cpu vs {layout:?} {length:?}\n{toml}"
+            );
+            assert_eq!(cpu.hist, out.hist, "cpu vs {layout:?} {length:?}\n{toml}");
+        }
+    }
 }

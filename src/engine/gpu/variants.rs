@@ -224,9 +224,9 @@ fn fast_heap_sizes() -> Vec<u32> {
 /// central-queue kernel with exponential laws in every thinning and heap
 /// placement (it runs limited one-server queues of thinned streams too) and
 /// the dispatch kernel (a limit per server); then the peak-rate kernel.
-/// One-server segments' two layouts
-/// (`SegmentLayout`) are chosen per pass by the dispatch's uniform, so one
-/// source serves both.
+/// The two layouts (`SegmentLayout`: one-server segments, and a large
+/// central queue's cooperative scan) are chosen per pass by the dispatch's
+/// uniform and per workgroup, so one source serves both.
 pub fn every_variant() -> Vec<KernelVariant> {
     let mut out = Vec::new();
     for &kernel in Kernel::ALL {
@@ -381,7 +381,9 @@ pub fn write_kernels(dir: &Path) -> Result<usize> {
                 } else {
                     "private"
                 },
-                if s.kernel == Kernel::Lindley {
+                if s.kernel == Kernel::Lindley
+                    || (s.kernel == Kernel::KieferWolfowitz && !s.limited)
+                {
                     "in-turn,side-by-side"
                 } else {
                     "-"
