@@ -464,9 +464,11 @@ step seed-cpu seed_run seed-cpu cpu
 step means-agree agree means-agree seed-gpu seed-cpu 0
 step seed-gpu-again seed_run seed-gpu-again gpu
 step gpu-runs-identical identical gpu-runs-identical seed-gpu seed-gpu-again
-# One-server segments in the other layout: in turn, one invocation per
-# replication, where the default is side by side (hardware), and side by
-# side on a software adapter (whose default is in turn): the same numbers.
+# One-server segments and large central queues in the other layout: in
+# turn, one invocation per replication, where the default is side by side
+# (hardware: segments side by side, a workgroup per central replication of
+# R >= 65), and side by side on a software adapter (whose default is in
+# turn): the same numbers.
 other_layout=in-turn
 [ "$(cat "$out/adapter-type" 2> /dev/null)" = Cpu ] && other_layout=side-by-side
 step seed-gpu-layout seed_run seed-gpu-layout gpu "$other_layout"

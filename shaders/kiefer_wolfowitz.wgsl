@@ -391,7 +391,7 @@ var<workgroup> tile_cooperative: u32;
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
     opaque_one = f32(min(info.lanes, 1u));
-    if (lane == 0u) {
+    if (!LIMITED && lane == 0u) {
         var on = 0u;
         let local_tile = wg.x + wg.y * info.groups_x;
         if (info.side_by_side == 1u && local_tile < info.tiles) {
@@ -399,7 +399,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         }
         tile_cooperative = on;
     }
-    if (workgroupUniformLoad(&tile_cooperative) == 1u) {
+    // A limited pipeline never runs a queue cooperatively: the constant
+    // leaves it the one-invocation kernel alone.
+    if (!LIMITED && workgroupUniformLoad(&tile_cooperative) == 1u) {
         run_cooperative_tile(wg, lane);
     } else {
         run_tile(wg, lane);
