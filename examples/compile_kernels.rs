@@ -1,11 +1,11 @@
 //! Compiles qsweep's pipeline variants with an adapter's own driver (the
 //! driver's compiler, not naga's validation alone: NVIDIA's, AMD's ACO,
 //! Apple's), so a real GPU's check can say that every variant compiles
-//! there; on AMD, `RADV_DEBUG=shaderstats` then logs each kernel's
-//! registers, LDS and waves. (Mesa's RADV null device,
-//! `RADV_FORCE_FAMILY=navi31`, lists an adapter but refuses the device that
-//! wgpu asks for, in Debian's Mesa 22.3 and in 25.0 from backports alike,
-//! so the ACO report needs an AMD GPU.)
+//! there; on AMD, `RADV_DEBUG=shaderstats,nocache` then logs each kernel's
+//! registers, LDS and waves. (Without an AMD GPU, `scripts/aco-report.sh`
+//! gets the same report from Mesa's RADV null device through a small Vulkan
+//! program: that device compiles pipelines but cannot create the fences and
+//! timeline semaphores a wgpu device needs, so this example cannot open it.)
 //!
 //! `cargo run --release --example compile_kernels -- [FILTER] [--adapter NAME]`:
 //! the variants whose file name contains FILTER (all by default); each name

@@ -11,7 +11,9 @@
 //! ([`REP_BYTES`] each: the results, the round's buffer and the statistics'
 //! copies) and its section histograms; the window of points in flight
 //! (at most [`WINDOW_BYTES`] beyond the largest point); one engine call's
-//! results (at most [`CHUNK_REPS`] replications) and histograms; and the
+//! results (at most [`CHUNK_REPS`] replications, on a GPU
+//! [`HARDWARE_CALL_REPS`](crate::engine::gpu::HARDWARE_CALL_REPS)) and
+//! histograms; and the
 //! CPU engine's per-thread queue state for the largest queue
 //! (Kiefer–Wolfowitz heaps of [`LANES`] replications, or the dispatch
 //! kernel's servers, heap, router counts and queues at their first
@@ -179,7 +181,14 @@ pub fn memory_need(
         .fold(0u64, u64::saturating_add);
     let window = window_all.min(WINDOW_BYTES);
     let all_reps: u64 = points.iter().map(|p| u64::from(first_round(p, reps))).sum();
-    let call = all_reps.min(CHUNK_REPS) * 3 * std::mem::size_of::<RepResult>() as u64
+    // A GPU engine's call holds up to HARDWARE_CALL_REPS replications on a
+    // hardware adapter (the CPU engine's, CHUNK_REPS).
+    let call_reps = if cpu {
+        CHUNK_REPS
+    } else {
+        CHUNK_REPS.max(crate::engine::gpu::HARDWARE_CALL_REPS)
+    };
+    let call = all_reps.min(call_reps) * 3 * std::mem::size_of::<RepResult>() as u64
         + call_slots(points, reps) * u64::from(HIST_BINS) * 8;
     let queue = points
         .iter()

@@ -20,6 +20,8 @@ pub struct AdapterDesc {
     pub backend: String,
     pub device_type: String,
     pub driver: String,
+    /// The PCI vendor ID (wgpu's `AdapterInfo::vendor`): 0x1002 is AMD.
+    pub vendor: u32,
     /// The device runs on the CPU (wgpu's `DeviceType::Cpu`: lavapipe,
     /// llvmpipe, WARP, SwiftShader), whose loops are capped
     /// ([`LOOP_BUDGET`](super::LOOP_BUDGET)).
@@ -142,6 +144,7 @@ impl AdapterDesc {
             backend: format!("{:?}", info.backend).to_lowercase(),
             device_type: format!("{:?}", info.device_type),
             driver,
+            vendor: info.vendor,
             is_software,
             class: AdapterClass::from_env()
                 .ok()

@@ -138,10 +138,7 @@ impl GpuEngine {
         // plans from these, never from the adapter's.
         let limits_from = DeviceLimits::from_env()?;
         let limits = limits_from.limits(&adapter.limits());
-        let preferred = match desc.class {
-            AdapterClass::Software => HeapMemory::Private,
-            AdapterClass::Hardware => HeapMemory::Workgroup,
-        };
+        let preferred = HeapMemory::preferred_for(&desc);
         check_limits(&desc, &limits, preferred)?;
         // Timestamp queries, where the adapter has them (and
         // QSWEEP_GPU_TIMESTAMPS=0 does not turn them off), time each pass on

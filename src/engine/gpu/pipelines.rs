@@ -50,12 +50,13 @@ pub const FAST_HEAP_MAX_SERVERS: u32 = 64;
 
 /// Where a pipeline keeps its fast heap during a pass.
 ///
-/// On a hardware GPU, in workgroup memory laid out `[server][lane]` where
-/// the adapter has room beside the tile's histogram: a private array indexed
-/// by data (the heap's sift) is not kept in registers, and NVIDIA spills it
-/// to local memory, a cache line per invocation and level, while in
-/// workgroup memory the 64 lanes of one level are 64 consecutive words, one
-/// per bank. On a software adapter (lavapipe) both are plain memory and the
+/// On a hardware GPU but AMD's, in workgroup memory laid out
+/// `[server][lane]` where the adapter has room beside the tile's
+/// histogram: a private array indexed by data (the heap's sift) is not
+/// kept in registers, and NVIDIA spills it to local memory, a cache line
+/// per invocation and level, while in workgroup memory the 64 lanes of one
+/// level are 64 consecutive words, one per bank. AMD's compiler keeps it in
+/// registers ([`HeapMemory::preferred_for`]). On a software adapter (lavapipe) both are plain memory and the
 /// private array is the faster (central M/M/51 on lavapipe: 4.2–4.6e7
 /// customers/s private, 4.0–4.1e7 in workgroup memory), so it keeps that.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,7 +65,26 @@ pub enum HeapMemory {
     Private,
 }
 
+/// AMD's PCI vendor ID.
+const AMD_VENDOR: u32 = 0x1002;
+
 impl HeapMemory {
+    /// Where `adapter` keeps small heaps unless a test says otherwise:
+    /// private memory on a software adapter and on AMD, workgroup memory on
+    /// other hardware. On AMD, ACO keeps a private heap of up to 64 servers
+    /// in registers (indexed, no scratch: 72–136 VGPRs, 3–4 wave64 per
+    /// SIMD), while the same heap in workgroup memory takes 9.7–24 KB of
+    /// LDS beside the tile's histogram and caps a SIMD at 3 down to 1.25
+    /// waves (Mesa 22.3's ACO for RDNA2 and RDNA3, `scripts/aco-report.sh`,
+    /// `data/aco/`); NVIDIA spills such a private array to local memory.
+    pub fn preferred_for(adapter: &super::AdapterDesc) -> Self {
+        match adapter.class {
+            super::AdapterClass::Software => HeapMemory::Private,
+            super::AdapterClass::Hardware if adapter.vendor == AMD_VENDOR => HeapMemory::Private,
+            super::AdapterClass::Hardware => HeapMemory::Workgroup,
+        }
+    }
+
     /// Where `servers` heap slots per lane go on an adapter with
     /// `workgroup_bytes` of workgroup memory (the tile's histogram takes
     /// [`HIST_BINS`] words of it), given the adapter's `preferred` place.
@@ -328,6 +348,34 @@ mod tests {
         assert_eq!(HeapMemory::for_adapter(64, 49_152, Workgroup), Workgroup);
         // A software adapter keeps the private array whatever fits.
         assert_eq!(HeapMemory::for_adapter(8, 65_536, Private), Private);
+    }
+
+    #[test]
+    fn amd_and_software_adapters_keep_small_heaps_private() {
+        use super::super::{AdapterClass, AdapterDesc};
+        let adapter = |vendor, class| AdapterDesc {
+            name: String::new(),
+            backend: "vulkan".into(),
+            device_type: String::new(),
+            driver: String::new(),
+            vendor,
+            is_software: class == AdapterClass::Software,
+            class,
+        };
+        let (amd, nvidia) = (0x1002, 0x10de);
+        use HeapMemory::{Private, Workgroup};
+        assert_eq!(
+            HeapMemory::preferred_for(&adapter(amd, AdapterClass::Hardware)),
+            Private
+        );
+        assert_eq!(
+            HeapMemory::preferred_for(&adapter(nvidia, AdapterClass::Hardware)),
+            Workgroup
+        );
+        assert_eq!(
+            HeapMemory::preferred_for(&adapter(nvidia, AdapterClass::Software)),
+            Private
+        );
     }
 
     #[test]
