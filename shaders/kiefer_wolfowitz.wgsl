@@ -66,6 +66,20 @@ fn hset(i: u32, v: f32, stride: u32, slot_lane: u32, fast: bool) {
     }
 }
 
+// A pass's fast heap: rows [0, rows) of `column` read from `heap` when the
+// pass starts, written back when it ends.
+fn fast_heap_load(rows: u32, stride: u32, column: u32) {
+    for (var i = 0u; i < rows; i++) {
+        fset(i, heap[i * stride + column], column);
+    }
+}
+
+fn fast_heap_store(rows: u32, stride: u32, column: u32) {
+    for (var i = 0u; i < rows; i++) {
+        heap[i * stride + column] = fget(i, column);
+    }
+}
+
 // Where a replication's customer loop stands: the time since the epoch and
 // the arrivals since it moved.
 struct KwClock {
@@ -193,9 +207,7 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
         let st = state_load(slot_lane, p.inv_hist_scale, p.slo);
         clock = KwClock(st.x, st.since_rebase);
         if (fast_on) {
-            for (var i = 0u; i < c; i++) {
-                fset(i, heap[i * stride + slot_lane], slot_lane);
-            }
+            fast_heap_load(c, stride, slot_lane);
         }
     }
     let end = min(info.end, total);
@@ -209,9 +221,7 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
     } else {
         state_store(slot_lane, clock.t, 0.0, clock.since_rebase);
         if (fast_on) {
-            for (var i = 0u; i < c; i++) {
-                heap[i * stride + slot_lane] = fget(i, slot_lane);
-            }
+            fast_heap_store(c, stride, slot_lane);
         }
     }
 }
@@ -351,9 +361,7 @@ fn run_cooperative_tile(wg: vec3<u32>, lane: u32) {
             let st = state_load(state_slot, p.inv_hist_scale, p.slo);
             clock = KwClock(st.x, st.since_rebase);
             if (fast_on) {
-                for (var k = 0u; k < rows; k++) {
-                    fset(k, heap[k * stride + column], column);
-                }
+                fast_heap_load(rows, stride, column);
             }
         }
         let end = min(info.end, total);
@@ -371,9 +379,7 @@ fn run_cooperative_tile(wg: vec3<u32>, lane: u32) {
                 state_store(state_slot, clock.t, 0.0, clock.since_rebase);
             }
             if (fast_on) {
-                for (var k = 0u; k < rows; k++) {
-                    heap[k * stride + column] = fget(k, column);
-                }
+                fast_heap_store(rows, stride, column);
             }
         }
         if (pass_zeros > 0u) {
