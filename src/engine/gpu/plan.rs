@@ -82,7 +82,7 @@ pub const COOPERATIVE_MIN_SERVERS: u32 = FAST_HEAP_MAX_SERVERS + 1;
 /// without talking) stay within what the device holds at once. The default
 /// study's 4096 (8 queues of 75 to 4000 servers × 512) fill an H200 so,
 /// each replication's share of servers in workgroup memory, where one
-/// invocation each would occupy 2% of it, sifting heaps of 65 MB in all.
+/// invocation each would occupy 2% of it, sifting 16 MB of heaps in storage memory.
 pub const COOPERATIVE_MAX_REPS: u64 = HARDWARE_CALL_REPS / TILE_REPS as u64;
 
 /// Whether `p` is a central queue that a workgroup may run cooperatively:
