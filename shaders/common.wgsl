@@ -278,6 +278,16 @@ fn rec_init(inv_scale: f32, slo: vec4<f32>) {
     rec.inv_scale = inv_scale;
 }
 
+// A replication's first pass (one invocation runs all of it): its stream,
+// and a stateful arrival law's state drawn from the stream's first word
+// (rng.wgsl, sampling.wgsl), no sampler flags, an empty recorder.
+fn replication_start(p: PointParams, rep: u32) {
+    rng_init(p.seed_lo, p.seed_hi, p.point_index, rep);
+    arrival_start(p.arrival);
+    rng_status = 0u;
+    rec_init(p.inv_hist_scale, p.slo);
+}
+
 fn rec_flush() {
     let y = rec.block - rec.carry;
     let t = (rec.wait + y) * opaque_one;

@@ -621,10 +621,7 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
     var clock = Clock(0.0, 0u);
     var flags = 0u;
     if (info.begin == 0u) {
-        rng_init(p.seed_lo, p.seed_hi, p.point_index, rep);
-        arrival_start(p.arrival);
-        rng_status = 0u;
-        rec_init(p.inv_hist_scale, p.slo);
+        replication_start(p, rep);
         hp_n = 0u;
         done = 0u;
         peak = 0u;

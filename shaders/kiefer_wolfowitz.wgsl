@@ -80,6 +80,14 @@ fn fast_heap_store(rows: u32, stride: u32, column: u32) {
     }
 }
 
+// Free-at times in rows [0, rows) of `column` moved to an epoch `t` later,
+// clamped at 0 (a server free before the new epoch is free at it).
+fn rebase_rows(rows: u32, t: f32, stride: u32, column: u32, fast: bool) {
+    for (var i = 0u; i < rows; i++) {
+        hset(i, max(hget(i, stride, column, fast) - t, 0.0), stride, column, fast);
+    }
+}
+
 // Where a replication's customer loop stands: the time since the epoch and
 // the arrivals since it moved.
 struct KwClock {
@@ -102,9 +110,7 @@ fn run_customers(p: PointParams, begin: u32, end: u32, start: KwClock, c: u32, d
         t += a;
         since_rebase += 1u;
         if (since_rebase == period) {
-            for (var i = 0u; i < c; i++) {
-                hset(i, max(hget(i, stride, slot_lane, fast) - t, 0.0), stride, slot_lane, fast);
-            }
+            rebase_rows(c, t, stride, slot_lane, fast);
             if (LIMITED) {
                 for (var i = c; i < slots; i++) {
                     heap[i * stride + slot_lane] = max(heap[i * stride + slot_lane] - t, 0.0);
@@ -190,10 +196,7 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
     let stride = info.lanes;
     var clock = KwClock(0.0, 0u);
     if (info.begin == 0u) {
-        rng_init(p.seed_lo, p.seed_hi, p.point_index, rep);
-        arrival_start(p.arrival);
-        rng_status = 0u;
-        rec_init(p.inv_hist_scale, p.slo);
+        replication_start(p, rep);
         for (var i = 0u; i < c; i++) {
             hset(i, 0.0, stride, slot_lane, fast_on);
         }
@@ -285,9 +288,7 @@ fn run_cooperative(p: PointParams, begin: u32, end: u32, start: KwClock, rows: u
         t += a;
         since_rebase += 1u;
         if (since_rebase == period) {
-            for (var k = 0u; k < rows; k++) {
-                hset(k, max(hget(k, stride, column, fast) - t, 0.0), stride, column, fast);
-            }
+            rebase_rows(rows, t, stride, column, fast);
             own = lane_min(rows, stride, column, fast);
             t = 0.0;
             since_rebase = 0u;
@@ -350,10 +351,7 @@ fn run_cooperative_tile(wg: vec3<u32>, lane: u32) {
         var clock = KwClock(0.0, 0u);
         rec_sections(p, tile.hist_slot, 0u);
         if (info.begin == 0u) {
-            rng_init(p.seed_lo, p.seed_hi, p.point_index, tile.rep_start);
-            arrival_start(p.arrival);
-            rng_status = 0u;
-            rec_init(p.inv_hist_scale, p.slo);
+            replication_start(p, tile.rep_start);
             for (var k = 0u; k < rows; k++) {
                 hset(k, 0.0, stride, column, fast_on);
             }

@@ -41,8 +41,9 @@ pub struct Specialization {
     pub fast_heap: u32,
 }
 
-/// Workgroup memory of kiefer_wolfowitz.wgsl's cooperative scan (two pairs
-/// of u32 atomics, `coop_min` and `coop_lane`, and the tile's choice).
+/// Workgroup memory of kiefer_wolfowitz.wgsl's cooperative scan: its four
+/// u32 atomics (`coop`) and the tile's choice (`tile_cooperative`), each
+/// rounded up to 16 bytes.
 const COOPERATIVE_WORKGROUP_BYTES: u64 = 32;
 
 /// Largest queue whose heap a kernel keeps in fast memory during a pass.
@@ -56,9 +57,10 @@ pub const FAST_HEAP_MAX_SERVERS: u32 = 64;
 /// kept in registers, and NVIDIA spills it to local memory, a cache line
 /// per invocation and level, while in workgroup memory the 64 lanes of one
 /// level are 64 consecutive words, one per bank. AMD's compiler keeps it in
-/// registers ([`HeapMemory::preferred_for`]). On a software adapter (lavapipe) both are plain memory and the
-/// private array is the faster (central M/M/51 on lavapipe: 4.2–4.6e7
-/// customers/s private, 4.0–4.1e7 in workgroup memory), so it keeps that.
+/// registers ([`HeapMemory::preferred_for`]). On a software adapter
+/// (lavapipe) both are plain memory and the private array is the faster
+/// (central M/M/51 on lavapipe: 4.2–4.6e7 customers/s private, 4.0–4.1e7
+/// in workgroup memory), so it keeps that.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HeapMemory {
     Workgroup,
@@ -138,7 +140,7 @@ impl Specialization {
             .iter()
             .map(|p| {
                 let rows = central.heap_rows(p);
-                if central.side_by_side(p) && rows <= FAST_HEAP_MAX_SERVERS {
+                if central.cooperative(p) && rows <= FAST_HEAP_MAX_SERVERS {
                     Self {
                         fast_heap: rows.max(8).next_power_of_two(),
                         ..Self::of(p)

@@ -168,12 +168,7 @@ impl SegmentLayout {
     /// tiles' results (a workgroup's [`TILE_REPS`] slots for its few
     /// replications) fit one binding.
     pub fn for_batch(batch: &Batch, software: bool, limits: &wgpu::Limits) -> Self {
-        let one_server_reps: u64 = batch
-            .tiles
-            .iter()
-            .filter(|t| batch.params[t.param_index as usize].segments().count > 1)
-            .map(|t| u64::from(t.rep_count))
-            .sum();
+        let one_server_reps = reps_where(batch, |p| p.segments().count > 1);
         if software || one_server_reps >= SIDE_BY_SIDE_BELOW_REPS {
             return Self::InTurn;
         }
@@ -196,6 +191,12 @@ impl SegmentLayout {
             (Self::SideBySide, Kernel::KieferWolfowitz) if cooperative_candidate(p) => TILE_REPS,
             (Self::SideBySide, _) => 1,
         }
+    }
+
+    /// Whether `p` is a central queue whose replications each run on a
+    /// whole workgroup in this layout.
+    pub fn cooperative(self, p: &PointParams) -> bool {
+        self == Self::SideBySide && cooperative_candidate(p)
     }
 
     /// Whether `p`'s replications spread over several invocations in this
@@ -225,7 +226,7 @@ impl SegmentLayout {
     /// replication's heap slots ([`PointParams::heap_slots`]), or, run
     /// cooperatively, one lane's share of its servers.
     pub fn heap_rows(self, p: &PointParams) -> u32 {
-        if self.side_by_side(p) && p.kernel() == Kernel::KieferWolfowitz {
+        if self.cooperative(p) {
             p.servers.div_ceil(TILE_REPS)
         } else {
             p.heap_slots()
@@ -234,7 +235,7 @@ impl SegmentLayout {
 
     /// Loop iterations per customer of `p`'s invocations in this layout.
     pub fn loop_cost(self, p: &PointParams) -> u64 {
-        if self.side_by_side(p) && p.kernel() == Kernel::KieferWolfowitz {
+        if self.cooperative(p) {
             cooperative_loop_cost_per_customer(p)
         } else {
             loop_cost_per_customer(p)
@@ -254,6 +255,16 @@ impl SegmentLayout {
         let budget = LOOP_BUDGET.saturating_sub(setup).max(1);
         (budget / self.loop_cost(p)).clamp(1, u64::from(u32::MAX)) as u32
     }
+}
+
+/// Replications of `batch`'s tiles whose point `pred` holds for.
+fn reps_where(batch: &Batch, pred: impl Fn(&PointParams) -> bool) -> u64 {
+    batch
+        .tiles
+        .iter()
+        .filter(|t| pred(&batch.params[t.param_index as usize]))
+        .map(|t| u64::from(t.rep_count))
+        .sum()
 }
 
 /// A batch's layouts: of its one-server segments and of its large central
@@ -282,12 +293,7 @@ impl Layouts {
     /// split tile's results fit one binding.
     pub fn for_batch(batch: &Batch, software: bool, limits: &wgpu::Limits) -> Self {
         let segments = SegmentLayout::for_batch(batch, software, limits);
-        let large_central_reps: u64 = batch
-            .tiles
-            .iter()
-            .filter(|t| cooperative_candidate(&batch.params[t.param_index as usize]))
-            .map(|t| u64::from(t.rep_count))
-            .sum();
+        let large_central_reps = reps_where(batch, cooperative_candidate);
         let cooperative = Self {
             segments,
             central: SegmentLayout::SideBySide,
