@@ -1,5 +1,7 @@
 //! Embeds the git commit qsweep is built from as `QSWEEP_GIT_REVISION`, for
-//! the provenance file (`src/provenance.rs`). Without git or a repository
+//! the provenance file (`crates/qsweep-core/src/provenance.rs`), in the CLI
+//! only (and the Python module, `python/build.rs`): a commit recompiles these
+//! thin shells, not the library crates. Without git or a repository
 //! (a crates.io tarball) nothing is set and the revision reads `unknown`.
 
 use std::path::PathBuf;

@@ -3,10 +3,10 @@
 # cannot reach package registries or build anything: into gpu-check/ (ignored
 # by git; about 19 MB of the 64 MiB a device session may carry)
 #   bin/qsweep.gz              the CLI,
-#   bin/gpu_matches_cpu.gz     the test binaries whose GPU tests the check
-#   bin/theory.gz              runs (tests/gpu_matches_cpu.rs, tests/theory.rs,
-#   bin/dynamic.gz             tests/dynamic.rs: the dispatch kernel), stripped
-#                              and gzipped;
+#   bin/it.gz                  the integration-test binary (tests/it/), whose
+#                              GPU tests the check runs (gpu_matches_cpu::,
+#                              theory::, dynamic::: the dispatch kernel),
+#                              stripped and gzipped;
 #   lib/libvulkan.so.1         this machine's Vulkan loader (Debian libvulkan1),
 #                              used there only when the image has none;
 #   bin/BUILD-INFO             revision, profile, toolchain, this machine's glibc
@@ -17,7 +17,7 @@
 # `--profile test` (opt-level 3 in this project, as dev) reuses what `cargo
 # test` built in target/debug, the qsweep library and binary included (dev
 # would compile both again); CI builds it so. Then carry gpu-check/ and run
-# `OUT=dir scripts/gpu-check.sh` there (README, "Checking a real GPU").
+# `OUT=dir scripts/gpu-check.sh` there (docs/backends.md, "Checking a real GPU").
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -57,7 +57,7 @@ pack() { # pack BINARY NAME
 # the CLI binary they run (CARGO_BIN_EXE_qsweep), with the dev-dependencies'
 # features, so the binary is the one `cargo test` built (`cargo build` would
 # resolve features without the dev-dependencies and compile it again).
-tests=(gpu_matches_cpu theory dynamic)
+tests=(it)
 test_args=()
 for t in "${tests[@]}"; do test_args+=(--test "$t"); done
 json=$(cargo test --profile "$profile" "${test_args[@]}" --no-run --message-format=json)

@@ -39,7 +39,7 @@ lib=$(cd "$built/.." && pwd)/lib
 # The binaries, unpacked outside $OUT (which a device session sends back).
 bin=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check.XXXXXX") || exit 1
 trap 'rm -rf "$bin"' EXIT
-for f in qsweep gpu_matches_cpu theory dynamic; do
+for f in qsweep it; do
     if [ -e "$built/$f.gz" ]; then
         gzip -dc "$built/$f.gz" > "$bin/$f" || { echo "gpu-check: cannot unpack $built/$f.gz" >&2; exit 1; }
     elif [ -e "$built/$f" ]; then
@@ -395,7 +395,7 @@ identical() {
 # CI, |gpu - cpu| <= sqrt(hw_gpu^2 + hw_cpu^2), but for at most ALLOWED
 # points; also says how many rows are identical apart from the timing
 # columns and the largest relative difference. The engines draw the same
-# random numbers (README, Reproducibility), so their means differ by far
+# random numbers (docs/reproducibility.md), so their means differ by far
 # less than a CI where they take the same branches; a dispatch decision
 # between nearly simultaneous events may go the other way on a GPU (its
 # fused multiply-adds), sending a replication down another valid path.
@@ -434,12 +434,12 @@ step hardware-adapter hardware_adapter
 grep -q '^FAIL hardware-adapter' "$summary" && stopped="not a hardware adapter"
 
 # The GPU tests: all of gpu_matches_cpu; the dispatch kernel's GPU-vs-CPU
-# tests of tests/dynamic.rs (jsq, pod, jiq, lwl, central with routers: the
+# tests of tests/it/dynamic.rs (jsq, pod, jiq, lwl, central with routers: the
 # two named gpu_*, and the run loop growing queues on each engine); the GPU
-# theory tests of tests/theory.rs (gpu_*, cpu_and_gpu_*).
-step gpu_matches_cpu tests gpu_matches_cpu gpu_matches_cpu
-step dispatch-tests tests dispatch-tests dynamic gpu_ the_run_loop_grows_queues_exactly_on_each_engine
-step theory-tests tests theory-tests theory gpu_
+# theory tests of tests/it/theory.rs (gpu_*, cpu_and_gpu_*).
+step gpu_matches_cpu tests gpu_matches_cpu it gpu_matches_cpu::
+step dispatch-tests tests dispatch-tests it dynamic::gpu_ dynamic::the_run_loop_grows_queues_exactly_on_each_engine
+step theory-tests tests theory-tests it theory::gpu_ theory::cpu_and_gpu_
 
 # The default study (data/seed.toml), full size unless reduced.
 study=()

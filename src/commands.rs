@@ -4,22 +4,22 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use qsweep::analytic;
-use qsweep::backend::{self, Backend};
-use qsweep::engine::cpu::CpuEngine;
-use qsweep::engine::gpu::list_adapters;
-use qsweep::engine::Engine;
-use qsweep::export::hist::HistSink;
-use qsweep::export::{Format, Table};
-use qsweep::horizon::Horizon;
-use qsweep::merge;
-use qsweep::output::{self, num};
-use qsweep::plot::{plot_files, PlotOptions};
-use qsweep::progress::{self, Progress};
-use qsweep::run::session::{self, Session};
-use qsweep::run::{estimate, interrupt, rounds, PointResult, PreparedPoint};
-use qsweep::spec::{AnalyticArgs, Spec, SweepArgs, SEED_SOURCE};
-use qsweep::UsageError;
+use qsweep_core::analytic;
+use qsweep_core::backend::{self, Backend};
+use qsweep_core::engine::cpu::CpuEngine;
+use qsweep_core::engine::gpu::list_adapters;
+use qsweep_core::engine::Engine;
+use qsweep_core::export::hist::HistSink;
+use qsweep_core::export::{Format, Table};
+use qsweep_core::horizon::Horizon;
+use qsweep_core::merge;
+use qsweep_core::output::{self, num};
+use qsweep_core::progress::{self, Progress};
+use qsweep_core::run::session::{self, Session};
+use qsweep_core::run::{estimate, interrupt, rounds, PointResult, PreparedPoint};
+use qsweep_core::spec::{AnalyticArgs, Spec, SweepArgs, SEED_SOURCE};
+use qsweep_core::UsageError;
+use qsweep_plot::{plot_files, PlotOptions};
 
 /// Flags of `qsweep run`.
 #[derive(clap::Args, Debug, Clone)]
@@ -180,7 +180,7 @@ pub fn run(args: &RunArgs, extras: &mut Extras) -> Result<()> {
     let failed = session.failed_points();
     if !failed.is_empty() {
         // Every row is written: the run is complete, but not clean.
-        return Err(qsweep::run::PointsFailed {
+        return Err(qsweep_core::run::PointsFailed {
             points: failed,
             total: session.rows.len() as u64,
         }
@@ -224,7 +224,7 @@ fn dry_run(session: &Session, engine: &mut dyn Engine, backend: &str, out: &str)
     lines.push(format!(
         "memory: {}; limit {} ({})",
         estimate::describe_memory(&session.memory),
-        qsweep::memory::human(session.memory_limit.bytes),
+        qsweep_core::memory::human(session.memory_limit.bytes),
         session.memory_limit.source
     ));
     if spec.run.warmup_auto {
@@ -251,7 +251,7 @@ fn dry_run(session: &Session, engine: &mut dyn Engine, backend: &str, out: &str)
 }
 
 /// `--dry-run`'s lines about the points whose mean wait the run cannot
-/// resolve (`qsweep::horizon`): at most [`HORIZON_LINES`], then a count.
+/// resolve (`qsweep_core::horizon`): at most [`HORIZON_LINES`], then a count.
 fn horizon_lines(spec: &Spec, todo: &[PreparedPoint]) -> Vec<String> {
     let flagged: Vec<(u32, String)> = todo
         .iter()
@@ -309,7 +309,7 @@ pub struct Extras {
     /// An output name with an unknown extension: refused once the session
     /// has made its own checks (an output that is the spec, say, is named
     /// as such).
-    bad_out: Option<qsweep::UsageError>,
+    bad_out: Option<qsweep_core::UsageError>,
     /// `--hist FILE`, opened at the first point (so bad input leaves no file).
     hist_path: Option<(PathBuf, bool, bool)>,
     hist: Option<HistSink>,
@@ -322,7 +322,7 @@ pub struct Extras {
 /// a path whose folder does not exist (which failed only after the first
 /// point was simulated).
 fn check_hist(hist: &std::path::Path, args: &RunArgs) -> Result<()> {
-    let bad = |msg: String| -> anyhow::Error { qsweep::UsageError(msg).into() };
+    let bad = |msg: String| -> anyhow::Error { qsweep_core::UsageError(msg).into() };
     if hist == std::path::Path::new("-") {
         return Err(bad(
             "--hist: '-' (stdout) is not supported; expected a file path for the histogram \
@@ -330,7 +330,7 @@ fn check_hist(hist: &std::path::Path, args: &RunArgs) -> Result<()> {
                 .into(),
         ));
     }
-    qsweep::files::regular_output(hist, "--hist")?;
+    qsweep_core::files::regular_output(hist, "--hist")?;
     let parent = match hist.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => std::path::Path::new("."),
@@ -359,10 +359,10 @@ fn check_hist(hist: &std::path::Path, args: &RunArgs) -> Result<()> {
     if let Some(out) = out.filter(|o| o != std::path::Path::new("-")) {
         // `-o x.json` writes its rows to x.csv first.
         if let Ok(format) = Format::of_path(&out) {
-            let csv = qsweep::export::csv_beside(&out, format);
+            let csv = qsweep_core::export::csv_beside(&out, format);
             taken.push((
                 "the output's meta file",
-                qsweep::provenance::meta_path(&csv),
+                qsweep_core::provenance::meta_path(&csv),
             ));
             taken.push(("the output", csv));
         }
@@ -416,8 +416,8 @@ impl Extras {
         if let Some(hist) = &args.hist {
             check_hist(hist, &args)?;
             if !args.resume {
-                qsweep::export::check_new(hist, force)
-                    .map_err(|e| qsweep::UsageError(e.0.replacen("out:", "--hist:", 1)))?;
+                qsweep_core::export::check_new(hist, force)
+                    .map_err(|e| qsweep_core::UsageError(e.0.replacen("out:", "--hist:", 1)))?;
             }
             extras.hist_path = Some((hist.clone(), force, args.resume));
         }
@@ -432,7 +432,7 @@ impl Extras {
         };
         if out == std::path::Path::new("-") {
             if args.resume {
-                return Err(qsweep::UsageError(
+                return Err(qsweep_core::UsageError(
                     "--resume: -o - streams to stdout, which cannot be resumed; expected a \
                      file for --out"
                         .into(),
@@ -468,9 +468,9 @@ impl Extras {
         };
         if format != Format::Csv {
             if !args.resume {
-                qsweep::export::check_new(&out, force)?;
+                qsweep_core::export::check_new(&out, force)?;
             }
-            args.sweep.out = Some(qsweep::export::csv_beside(&out, format));
+            args.sweep.out = Some(qsweep_core::export::csv_beside(&out, format));
             extras.export = Some((out, format));
         }
         Ok((args, extras))
@@ -524,7 +524,7 @@ impl Extras {
         }
         if let Some((out, format)) = &self.export {
             let table = Table::read_csv(csv)?.ci_beside_estimates();
-            qsweep::export::write_output(out, &table.encode(*format)?, true)?;
+            qsweep_core::export::write_output(out, &table.encode(*format)?, true)?;
             eprintln!(
                 "qsweep: wrote {} ({} rows as {}, CI columns beside their estimates; from {})",
                 out.display(),
@@ -584,7 +584,7 @@ pub fn export(args: &ExportArgs) -> Result<()> {
         None if stdout => Format::Csv,
         None => match args.out.extension() {
             None => {
-                return Err(qsweep::UsageError(format!(
+                return Err(qsweep_core::UsageError(format!(
                     "out: '{}' has no extension; expected {} (or --format)",
                     args.out.display(),
                     Format::EXPECTED
@@ -599,14 +599,14 @@ pub fn export(args: &ExportArgs) -> Result<()> {
         _ => false,
     };
     if same {
-        return Err(qsweep::UsageError(format!(
+        return Err(qsweep_core::UsageError(format!(
             "out: '{}' is the input; expected a new file",
             args.out.display()
         ))
         .into());
     }
     let columns = (!args.columns.is_empty()).then_some(args.columns.as_slice());
-    let rows = qsweep::export::export(&args.input, &args.out, format, columns, args.force)?;
+    let rows = qsweep_core::export::export(&args.input, &args.out, format, columns, args.force)?;
     if !stdout {
         eprintln!(
             "qsweep: wrote {} ({rows} rows as {})",
@@ -661,12 +661,12 @@ pub fn analytic(analytic_args: &AnalyticArgs) -> Result<()> {
     }
     // Only an explicit -o writes a file: the spec's `out` names where its
     // simulated results go, which an analytic table must never take.
-    let table = qsweep::run::analytic_table(&spec);
+    let table = qsweep_core::run::analytic_table(&spec);
     let rows = &table.rows;
     if let Some(out) = &args.out {
         if out == std::path::Path::new("-") {
             // The CSV on stdout, instead of the text tables.
-            qsweep::export::write_output(out, &table.encode(Format::Csv)?, false)?;
+            qsweep_core::export::write_output(out, &table.encode(Format::Csv)?, false)?;
             return Ok(());
         }
         let format = format.unwrap_or(Format::Csv);
@@ -674,7 +674,7 @@ pub fn analytic(analytic_args: &AnalyticArgs) -> Result<()> {
             // As before formats existed: the file system's own words.
             output::create_file(out, false, "")?;
         }
-        qsweep::export::write_output(out, &table.encode(format)?, true)?;
+        qsweep_core::export::write_output(out, &table.encode(format)?, true)?;
         eprintln!("qsweep: wrote {} rows to {}", rows.len(), out.display());
     }
     let mut text = output::align(&output::ANALYTIC_COLUMNS, rows);
@@ -688,7 +688,7 @@ pub fn analytic(analytic_args: &AnalyticArgs) -> Result<()> {
 /// Poisson arrivals, exponential service of mean 1/3 s, one worker per
 /// dyno), so that its table belongs beside the grid's.
 fn is_seed_question(spec: &Spec) -> bool {
-    use qsweep::spec::Load;
+    use qsweep_core::spec::Load;
     spec.load
         .iter()
         .all(|l| matches!(l, Load::Lambda(v) if *v == 150.0))
@@ -705,9 +705,9 @@ fn is_seed_question(spec: &Spec) -> bool {
 /// --service 'exp(rate=1)'` was refused as unstable at the study's λ = 150
 /// without saying where 150 came from). `skip`: axes not used (the one
 /// `size` searches).
-fn load_spec(args: &SweepArgs, skip: &[&str]) -> Result<Spec, qsweep::spec::SpecError> {
+fn load_spec(args: &SweepArgs, skip: &[&str]) -> Result<Spec, qsweep_core::spec::SpecError> {
     Spec::load(args).map_err(|e| match inherited(args, skip) {
-        Some(what) => qsweep::spec::SpecError(format!(
+        Some(what) => qsweep_core::spec::SpecError(format!(
             "{e} (with no spec file, {what} came from the built-in study {SEED_SOURCE}: give \
              them as flags, or write a spec)"
         )),
@@ -793,7 +793,7 @@ fn seed_comparison() -> String {
 
 /// `qsweep adapters`: every adapter wgpu sees.
 pub fn adapters() -> Result<()> {
-    if let Some(why) = qsweep::backend::gpu_out_of_reach() {
+    if let Some(why) = qsweep_core::backend::gpu_out_of_reach() {
         return output::to_stdout(format!(
             "GPU adapters not probed: {why} (qsweep will use its CPU engine)\n"
         ));
@@ -846,7 +846,7 @@ pub fn kernels(args: &KernelsArgs) -> Result<()> {
         ))
         .into());
     }
-    let n = qsweep::engine::gpu::write_kernels(&args.out)?;
+    let n = qsweep_core::engine::gpu::write_kernels(&args.out)?;
     output::to_stdout(format!(
         "{n} kernel sources and manifest.tsv written to {}\n",
         args.out.display()
@@ -913,23 +913,23 @@ pub struct PlotArgs {
     /// 252pt; text then prints at 8-11 pt), or column / page [default: from
     /// the panels; a PDF: page, 7 in]
     #[arg(long, value_parser = parse_plot_length)]
-    pub width: Option<qsweep::plot::Length>,
+    pub width: Option<qsweep_plot::Length>,
     /// Figure height, as --width [default: from the width and the panels]
     #[arg(long, value_parser = parse_plot_length)]
-    pub height: Option<qsweep::plot::Length>,
+    pub height: Option<qsweep_plot::Length>,
     /// A printed size by name: column (3.5 in, one column of a two-column
     /// paper) or page (7 in, its text width); --width overrides it
     #[arg(long, value_parser = ["column", "page"])]
     pub size: Option<String>,
 }
 
-fn parse_plot_length(s: &str) -> Result<qsweep::plot::Length, String> {
-    qsweep::plot::parse_length(s)
+fn parse_plot_length(s: &str) -> Result<qsweep_plot::Length, String> {
+    qsweep_plot::parse_length(s)
 }
 
 /// `qsweep plot`: results or histogram CSVs as a figure.
 pub fn plot(args: &PlotArgs) -> Result<()> {
-    use qsweep::plot::Length;
+    use qsweep_plot::Length;
     let first = &args.csv[0];
     let out = args
         .out
@@ -940,7 +940,7 @@ pub fn plot(args: &PlotArgs) -> Result<()> {
     let preset = args
         .size
         .as_deref()
-        .and_then(|s| qsweep::plot::PAPER_SIZES.iter().find(|p| p.0 == s))
+        .and_then(|s| qsweep_plot::PAPER_SIZES.iter().find(|p| p.0 == s))
         .map_or(0.0, |p| p.1);
     let (mut width, mut width_in) = (0, preset);
     match args.width {
@@ -955,7 +955,7 @@ pub fn plot(args: &PlotArgs) -> Result<()> {
         None => {}
     }
     if (width_in > 0.0 || height_in > 0.0) && (width > 0 || height > 0) {
-        return Err(qsweep::UsageError(
+        return Err(qsweep_core::UsageError(
             "--width/--height: one in pixels and one in inches (or --size); expected both in \
              the same kind of unit"
                 .to_string(),
@@ -983,7 +983,7 @@ pub fn plot(args: &PlotArgs) -> Result<()> {
             .or_else(|| args.csv.iter().find_map(|c| recorded_units(c))),
     };
     if !args.force && out.symlink_metadata().is_ok() {
-        return Err(qsweep::UsageError(format!(
+        return Err(qsweep_core::UsageError(format!(
             "--out: '{}' already exists; expected a new file (pass --force to overwrite it)",
             out.display()
         ))
@@ -1004,15 +1004,16 @@ pub fn plot(args: &PlotArgs) -> Result<()> {
 
 /// The `units` recorded in the `.meta.json` beside a results CSV, if any.
 fn recorded_units(csv: &std::path::Path) -> Option<String> {
-    let meta = qsweep::provenance::Meta::read(&qsweep::provenance::meta_path(csv)).ok()?;
-    qsweep::spec::units_in_toml(&meta.spec_toml)
+    let meta =
+        qsweep_core::provenance::Meta::read(&qsweep_core::provenance::meta_path(csv)).ok()?;
+    qsweep_core::spec::units_in_toml(&meta.spec_toml)
 }
 
 /// Flags of `qsweep bench`.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
     /// Backends to measure: auto (the CPU and every usable GPU adapter), gpu or cpu
-    #[arg(long, default_value = "auto", value_parser = qsweep::spec::Words::new(|| vec!["auto", "gpu", "cpu"]), hide_possible_values = true)]
+    #[arg(long, default_value = "auto", value_parser = qsweep_core::spec::Words::new(|| vec!["auto", "gpu", "cpu"]), hide_possible_values = true)]
     pub backend: String,
     /// Only the GPU adapter whose name contains this text
     #[arg(long)]
@@ -1036,11 +1037,11 @@ pub struct BenchArgs {
 
 /// `qsweep bench`: customers/s per policy and backend, in one run.
 pub fn bench(args: &BenchArgs) -> Result<()> {
-    let opts = qsweep::bench::BenchOptions {
+    let opts = qsweep_core::bench::BenchOptions {
         backend: args
             .backend
             .parse()
-            .map_err(|e| qsweep::UsageError(format!("--backend: {e}")))?,
+            .map_err(|e| qsweep_core::UsageError(format!("--backend: {e}")))?,
         adapter: args.adapter.clone(),
         seconds: args.seconds,
         threads: args.threads,
@@ -1052,13 +1053,13 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         Some(path) => {
             let file = output::create_file(path, args.force, " (pass --force to overwrite)")?;
             let mut w = csv::Writer::from_writer(file);
-            w.write_record(qsweep::bench::BENCH_COLUMNS)
+            w.write_record(qsweep_core::bench::BENCH_COLUMNS)
                 .with_context(|| format!("writing {}", path.display()))?;
             Some(w)
         }
         None => None,
     };
-    let report = qsweep::bench::run(&opts, &mut |row| {
+    let report = qsweep_core::bench::run(&opts, &mut |row| {
         eprintln!(
             "qsweep: bench: {} done ({})",
             row.case,
@@ -1118,7 +1119,7 @@ pub fn man<C: clap::CommandFactory>(args: &ManArgs) -> Result<()> {
         }
         Some(dir) => {
             if !dir.is_dir() {
-                return Err(qsweep::UsageError(format!(
+                return Err(qsweep_core::UsageError(format!(
                     "--dir: '{}' is not a folder; expected an existing folder for the pages",
                     dir.display()
                 ))
@@ -1154,7 +1155,7 @@ pub fn help<C: clap::CommandFactory>(args: &HelpArgs) -> Result<()> {
         at = match at.find_subcommand_mut(name) {
             Some(sub) => sub,
             None => {
-                return Err(qsweep::UsageError(format!(
+                return Err(qsweep_core::UsageError(format!(
                     "help: '{name}' is not a subcommand; expected one of {}",
                     known.join(", ")
                 ))
@@ -1212,8 +1213,8 @@ pub struct SizeArgs {
 /// `qsweep size`: for each case of the grid (every axis but the searched
 /// one), the smallest number of servers (or workers) meeting each target.
 pub fn size(args: &SizeArgs) -> Result<()> {
-    use qsweep::size::{self, Over, Target};
-    let usage = |m: String| -> anyhow::Error { qsweep::UsageError(m).into() };
+    use qsweep_core::size::{self, Over, Target};
+    let usage = |m: String| -> anyhow::Error { qsweep_core::UsageError(m).into() };
     let over: Over = args.over.parse().map_err(usage)?;
     let targets: Vec<Target> = args
         .target
@@ -1223,7 +1224,7 @@ pub fn size(args: &SizeArgs) -> Result<()> {
     let format = match &args.sweep.out {
         Some(out) if out != std::path::Path::new("-") => {
             let f = Format::of_path(out)?;
-            qsweep::export::check_new(out, args.sweep.force)?;
+            qsweep_core::export::check_new(out, args.sweep.force)?;
             Some(f)
         }
         _ => None,
@@ -1235,7 +1236,7 @@ pub fn size(args: &SizeArgs) -> Result<()> {
     // before the placeholder, which would replace the spec's fleets.
     let fleet_flag = !sweep.axes.speeds.is_empty();
     if fleet_flag || Spec::load(&sweep).is_ok_and(|s| s.has_fleet()) {
-        return Err(qsweep::UsageError(
+        return Err(qsweep_core::UsageError(
             "size: speeds: searching over mixed fleets is not supported yet; expected a spec \
              with servers (identical dynos)"
                 .into(),
@@ -1268,7 +1269,7 @@ pub fn size(args: &SizeArgs) -> Result<()> {
     // One engine for every evaluation, chosen as `qsweep run` would on the
     // first case's smallest stable fleet.
     let first = cases[0].at(cases[0].first);
-    let (prepared, table) = qsweep::run::prepare(&first, first.points());
+    let (prepared, table) = qsweep_core::run::prepare(&first, first.points());
     let params: Vec<_> = prepared.iter().map(|p| p.params).collect();
     let chosen = backend::choose_for(
         spec.run.backend,
@@ -1286,7 +1287,7 @@ pub fn size(args: &SizeArgs) -> Result<()> {
         return size_dry_run(args, &spec, &cases, &targets, engine.as_mut(), &label);
     }
     for f in [&args.then_run, &args.hist].into_iter().flatten() {
-        qsweep::export::check_new(f, args.sweep.force)?;
+        qsweep_core::export::check_new(f, args.sweep.force)?;
     }
     let journal_path = args
         .journal
@@ -1312,12 +1313,12 @@ pub fn size(args: &SizeArgs) -> Result<()> {
     }
     // Ctrl-C stops the simulation within milliseconds; the journal keeps
     // every evaluation finished, and the message says how to resume.
-    let mut resume_cmd = qsweep::provenance::command_line();
+    let mut resume_cmd = qsweep_core::provenance::command_line();
     if !resume_cmd.iter().any(|a| a == "--resume") {
         resume_cmd.push("--resume".into());
     }
     resume_cmd.retain(|a| a != "--force");
-    let resume_cmd = qsweep::provenance::shell_join(&resume_cmd);
+    let resume_cmd = qsweep_core::provenance::shell_join(&resume_cmd);
     interrupt::install();
     interrupt::set_resume_hint(&resume_cmd);
     interrupt::set_watched();
@@ -1401,7 +1402,7 @@ pub fn size(args: &SizeArgs) -> Result<()> {
             let _ = std::fs::remove_file(&journal_path);
             return Err(e);
         }
-        if e.is::<qsweep::run::Interrupted>() {
+        if e.is::<qsweep_core::run::Interrupted>() {
             eprintln!(
                 "qsweep: size: stopped; the evaluations finished are saved in {}. To resume:\n  \
                  {resume_cmd}",
@@ -1433,14 +1434,14 @@ pub fn size(args: &SizeArgs) -> Result<()> {
         label
     );
     if let (Some(out), Some(format)) = (&args.sweep.out, format) {
-        qsweep::export::write_output(out, &table.encode(format)?, true)?;
+        qsweep_core::export::write_output(out, &table.encode(format)?, true)?;
         eprintln!(
             "qsweep: wrote {} rows to {}",
             table.rows.len(),
             out.display()
         );
     } else if to_stdout {
-        qsweep::export::write_output(
+        qsweep_core::export::write_output(
             std::path::Path::new("-"),
             &table.encode(Format::Csv)?,
             false,
@@ -1485,8 +1486,8 @@ fn eta(
 fn size_dry_run(
     args: &SizeArgs,
     spec: &Spec,
-    cases: &[qsweep::size::Case],
-    targets: &[qsweep::size::Target],
+    cases: &[qsweep_core::size::Case],
+    targets: &[qsweep_core::size::Target],
     engine: &mut dyn Engine,
     label: &str,
 ) -> Result<()> {
@@ -1507,7 +1508,7 @@ fn size_dry_run(
     for case in cases {
         let at = case.at(case.first);
         let points = at.points();
-        let base = qsweep::run::baseline(&points[0]);
+        let base = qsweep_core::run::baseline(&points[0]);
         let judged: Vec<String> = targets
             .iter()
             .map(|t| match t.metric.exact(&base).filter(|_| !args.simulate) {
@@ -1524,7 +1525,7 @@ fn size_dry_run(
             judged.join(", ")
         );
         if simulated {
-            let (prepared, table) = qsweep::run::prepare(&at, points);
+            let (prepared, table) = qsweep_core::run::prepare(&at, points);
             let cal = estimate::calibrate(engine, &prepared, &table)?;
             let shape = estimate::Shape::of(label, CpuEngine::new(spec.run.threads).threads);
             let est = estimate::calibrated_estimate(&prepared, spec.run.reps, shape, &cal);
@@ -1559,7 +1560,7 @@ fn size_dry_run(
 fn size_then_run(
     args: &SizeArgs,
     spec: &Spec,
-    cases: &[qsweep::size::Case],
+    cases: &[qsweep_core::size::Case],
     answers: &[(usize, u32)],
     engine: &mut dyn Engine,
     then: &std::path::Path,
@@ -1576,10 +1577,10 @@ fn size_then_run(
     }
     let mut run_spec = spec.clone();
     run_spec.run.slo.clear();
-    let (prepared, table) = qsweep::run::prepare(&run_spec, points);
+    let (prepared, table) = qsweep_core::run::prepare(&run_spec, points);
     let mut prepared = prepared;
     if run_spec.run.warmup_auto {
-        qsweep::run::warmup::resolve(
+        qsweep_core::run::warmup::resolve(
             &mut prepared,
             &table,
             run_spec.run.reps,
@@ -1601,13 +1602,13 @@ fn size_then_run(
     };
     let label = engine.label();
     let started = std::time::Instant::now();
-    qsweep::run::run_points_until(
+    qsweep_core::run::run_points_until(
         &prepared,
         &table,
         run_spec.run.reps,
         engine,
         &mut |r: PointResult<'_>| {
-            let base = qsweep::run::baseline(&r.point.grid);
+            let base = qsweep_core::run::baseline(&r.point.grid);
             let row = output::Row {
                 point: &r.point.grid,
                 reps: r.stats.reps as u32,
@@ -1629,7 +1630,7 @@ fn size_then_run(
                 &r.hist,
                 r.point.scale,
                 r.stats.max_wait,
-                qsweep::stats::TailModel::of(&r.point.grid.service),
+                qsweep_core::stats::TailModel::of(&r.point.grid.service),
             ));
             fields.extend(output::patience_fields(
                 run_spec.patience_mode(),
@@ -1705,12 +1706,12 @@ const SIZE_COLUMNS: [&str; 20] = [
 
 /// One row of `qsweep size`'s table.
 fn size_row(
-    case: &qsweep::size::Case,
-    target: &qsweep::size::Target,
-    found: &qsweep::size::Sizing,
-    over: qsweep::size::Over,
+    case: &qsweep_core::size::Case,
+    target: &qsweep_core::size::Target,
+    found: &qsweep_core::size::Sizing,
+    over: qsweep_core::size::Over,
 ) -> Vec<String> {
-    use qsweep::size::{Eval, Over};
+    use qsweep_core::size::{Eval, Over};
     let s = &case.spec;
     let opt = |x: Option<f64>| x.map(num).unwrap_or_default();
     let value = |e: Option<&Eval>| {
@@ -1755,7 +1756,7 @@ fn size_row(
 }
 
 /// The table `qsweep size` prints: one line per case and target.
-fn size_summary(table: &Table, spec: &Spec, over: qsweep::size::Over) -> String {
+fn size_summary(table: &Table, spec: &Spec, over: qsweep_core::size::Over) -> String {
     let col = |name: &str| table.header.iter().position(|h| h == name).expect("column");
     let mut shown: Vec<&str> = vec!["routing"];
     if spec.routing.iter().any(|r| r.takes_choices()) {
@@ -1766,8 +1767,8 @@ fn size_summary(table: &Table, spec: &Spec, over: qsweep::size::Over) -> String 
         table.rows.iter().any(|r| r[i] != table.rows[0][i])
     };
     let fixed = match over {
-        qsweep::size::Over::Servers => "workers",
-        qsweep::size::Over::Workers => "servers",
+        qsweep_core::size::Over::Servers => "workers",
+        qsweep_core::size::Over::Workers => "servers",
     };
     for c in ["routers", fixed, "arrival", "lambda", "service"] {
         if varies(c) {

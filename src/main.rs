@@ -5,9 +5,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use qsweep::run::{Interrupted, PointsFailed};
-use qsweep::spec::SpecError;
-use qsweep::UsageError;
+use qsweep_core::run::{Interrupted, PointsFailed};
+use qsweep_core::spec::SpecError;
+use qsweep_core::UsageError;
 
 mod commands;
 
@@ -32,7 +32,7 @@ enum Command {
     /// Run a sweep (with no arguments: the built-in default study, data/seed.toml)
     Run(commands::RunArgs),
     /// Analytic baselines of a sweep's grid, instantly (no simulation), to stdout; -o also writes them as CSV
-    Analytic(qsweep::spec::AnalyticArgs),
+    Analytic(qsweep_core::spec::AnalyticArgs),
     /// List every GPU adapter wgpu can see
     Adapters,
     /// Write the WGSL of every GPU pipeline variant, and a manifest.tsv, into a folder (to check them with other compilers)
@@ -56,6 +56,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    qsweep_core::provenance::set_git_revision(
+        option_env!("QSWEEP_GIT_REVISION").unwrap_or("unknown"),
+    );
     let cli = Cli::parse();
     let result: Result<()> = match cli.command {
         Command::Run(args) => commands::run_command(&args),
@@ -75,7 +78,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of stdout went away (`qsweep analytic | head -1`):
         // quietly, as a process killed by SIGPIPE (issue 25).
-        Err(e) if qsweep::output::is_broken_pipe(&e) => ExitCode::from(141),
+        Err(e) if qsweep_core::output::is_broken_pipe(&e) => ExitCode::from(141),
         // The run has said how to resume.
         Err(e) if e.is::<Interrupted>() => ExitCode::from(130),
         // Every point has its row; some rows carry an error.
@@ -87,8 +90,8 @@ fn main() -> ExitCode {
             // Bad input (spec, flags, a results CSV or figure name) is exit 2;
             // failures while simulating or drawing are exit 1.
             let bad_plot_input = e
-                .downcast_ref::<qsweep::plot::PlotError>()
-                .is_some_and(|p| !matches!(p, qsweep::plot::PlotError::Draw { .. }));
+                .downcast_ref::<qsweep_plot::PlotError>()
+                .is_some_and(|p| !matches!(p, qsweep_plot::PlotError::Draw { .. }));
             let usage = e.downcast_ref::<UsageError>().is_some()
                 || e.downcast_ref::<SpecError>().is_some()
                 || bad_plot_input;

@@ -112,7 +112,7 @@ def table(rows_path, out_csv, out_md, machine_path, notes_path):
     # Markdown.
     md = []
     md.append("# qsweep vs SimPy and Ciw: measured side by side\n")
-    md.append("Written by `benches/peers/run.sh`; see README.md for what is measured.\n")
+    md.append("Written by `benches/peers/run.sh`; see docs/speed.md for what is measured.\n")
     md.append("```\n" + open(machine_path).read().rstrip() + "\n```\n")
     for p in points:
         md.append(f"## {POINT_TITLE[p]}\n")

@@ -2,7 +2,7 @@
 # qsweep vs SimPy and Ciw, measured side by side on the same two points:
 #   mmc: M/M/51 at rho 0.98 (exp service mean 1, lambda 49.98), FCFS central queue
 #   mg1: M/G/1 at rho 0.9, lognormal service (mean 1, scv 4), lambda 0.9
-# Writes results.csv and RESULTS.md here and prints the table. See README.md.
+# Writes results.csv and RESULTS.md here and prints the table. See docs/speed.md.
 #
 # Knobs (environment), with their defaults:
 #   PEER_CUSTOMERS=200000  PEER_WARMUP=20000   per Python run (one long run)

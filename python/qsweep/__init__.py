@@ -9,8 +9,8 @@ DataFrames.
 Keyword arguments are the CLI's flags (``servers=[51, 60]`` is
 ``--servers 51,60``; ``lambda_=150`` is ``--lambda 150``, ``max_customers``
 is ``--max-customers``), checked by the CLI's own code: bad input raises
-``ValueError`` with the CLI's one-line message. See the "Python" section of
-the repository's README.md.
+``ValueError`` with the CLI's one-line message. See the repository's
+docs/python.md.
 """
 
 from __future__ import annotations

@@ -32,12 +32,12 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use qsweep::backend::Backend;
-use qsweep::output;
-use qsweep::run::session::{self, Session};
-use qsweep::run::Interrupted;
-use qsweep::spec::{AnalyticArgs, Spec, SpecError, SweepArgs};
-use qsweep::UsageError;
+use qsweep_core::backend::Backend;
+use qsweep_core::output;
+use qsweep_core::run::session::{self, Session};
+use qsweep_core::run::Interrupted;
+use qsweep_core::spec::{AnalyticArgs, Spec, SpecError, SweepArgs};
+use qsweep_core::UsageError;
 
 /// How often the waiting thread hands progress to Python and checks Ctrl-C.
 const POLL: Duration = Duration::from_millis(100);
@@ -106,7 +106,7 @@ fn columns() -> Vec<String> {
 /// column qsweep does not write.
 #[pyfunction]
 fn column_kind(name: &str) -> Option<&'static str> {
-    qsweep::export::Kind::known(name).map(qsweep::export::Kind::name)
+    qsweep_core::export::Kind::known(name).map(qsweep_core::export::Kind::name)
 }
 
 /// Parses flags as the CLI does; a clap error becomes its first line.
@@ -195,8 +195,8 @@ fn simulate(
     let planned: f64 = todo
         .iter()
         .map(|p| {
-            f64::from(qsweep::run::rounds::first_round(p, run.reps))
-                * qsweep::run::rounds::rep_customers(p)
+            f64::from(qsweep_core::run::rounds::first_round(p, run.reps))
+                * qsweep_core::run::rounds::rep_customers(p)
         })
         .sum();
     let _ = tx.send(Event::Start {
@@ -387,7 +387,7 @@ fn analytic(
     sweep.spec = spec;
     sweep.spec_text = spec_text;
     let spec = Spec::load(&sweep).map_err(|e| to_py(e.into()))?;
-    let table = qsweep::run::analytic_table(&spec);
+    let table = qsweep_core::run::analytic_table(&spec);
     let (header, rows) = (table.header, table.rows);
     let notes = spec
         .notes()
@@ -399,11 +399,14 @@ fn analytic(
 
 #[pymodule]
 fn _qsweep(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    qsweep_core::provenance::set_git_revision(
+        option_env!("QSWEEP_GIT_REVISION").unwrap_or("unknown"),
+    );
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(analytic, m)?)?;
     m.add_function(wrap_pyfunction!(flag_names, m)?)?;
     m.add_function(wrap_pyfunction!(columns, m)?)?;
     m.add_function(wrap_pyfunction!(column_kind, m)?)?;
-    m.add("VERSION", qsweep::provenance::VERSION)?;
+    m.add("VERSION", qsweep_core::provenance::VERSION)?;
     Ok(())
 }

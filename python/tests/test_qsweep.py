@@ -427,16 +427,16 @@ def test_types_come_from_the_column_so_runs_concatenate(tmp_path):
 
 
 def test_the_readme_example_raises_no_wide_ci_warning():
-    """The README's first Python example, run as printed (issue 26: it
+    """docs/python.md's first Python example, run as printed (issue 26: it
     triggered the wide-CI warning itself)."""
     import warnings
 
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "python.md").read_text()
     start = text.index("```python\nimport qsweep\n")
     code = text[start + len("```python\n"):text.index("```", start + 10)]
     with warnings.catch_warnings():
         warnings.simplefilter("error", qsweep.QsweepWarning)
-        exec(compile(code, "README.md", "exec"), {})
+        exec(compile(code, "docs/python.md", "exec"), {})
 
 
 def test_the_progress_bar_counts_customers(monkeypatch):

@@ -1,0 +1,34 @@
+//! qsweep: GPU-accelerated Monte Carlo sweeps of queueing systems.
+//!
+//! Data flow: `spec` (TOML + flags) → grid points → `run` builds
+//! [`contract::PointParams`] and tiles → an `engine` (CPU or GPU) → `stats`
+//! → `output` (CSV row per point, beside `analytic` baselines). See
+//! ARCHITECTURE.md for where each piece lives.
+
+pub mod analytic;
+pub mod backend;
+pub mod bench;
+pub mod contract;
+pub mod dist;
+pub mod engine;
+pub mod export;
+pub mod files;
+pub mod fleet;
+pub mod horizon;
+pub mod memory;
+pub mod merge;
+pub mod output;
+pub mod progress;
+pub mod provenance;
+pub mod rng;
+pub mod routing;
+pub mod run;
+pub mod sampling;
+pub mod size;
+pub mod spec;
+pub mod stats;
+
+/// Bad input from the user: reported as one line, exit code 2.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
