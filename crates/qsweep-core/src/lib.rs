@@ -1,4 +1,12 @@
-//! qsweep: GPU-accelerated Monte Carlo sweeps of queueing systems.
+//! qsweep-core: the library under the `qsweep` binary and the Python module:
+//! GPU-accelerated Monte Carlo sweeps of queueing systems, from the sweep
+//! spec to the results CSV.
+//!
+//! Why one crate still: the spec, the engine contract, both engines, the
+//! statistics and the run loop are tied by import circles that are being cut
+//! (issue 43); the figures (`qsweep-plot`, plotters) already build apart, and
+//! the rest will leave this crate one job at a time, the GPU stack (wgpu,
+//! naga) and Parquet first.
 //!
 //! Data flow: `spec` (TOML + flags) → grid points → `run` builds
 //! [`contract::PointParams`] and tiles → an `engine` (CPU or GPU) → `stats`

@@ -1,6 +1,12 @@
-//! `qsweep plot`: turn a results CSV written by `qsweep run` into a chart (SVG, PNG or PDF).
+//! qsweep-plot, `qsweep plot`: turn a results CSV written by `qsweep run` into
+//! a chart (SVG, PNG or PDF).
 //!
-//! Why this module exists: a sweep produces one CSV row per grid point, and the
+//! A crate of its own so that plotters, the PNG encoder and the PDF writer
+//! compile only here, and a change to a figure recompiles this crate and the
+//! binary, never the engines (it takes nothing from `qsweep-core` but the
+//! file checks and the memory limit).
+//!
+//! Why this crate exists: a sweep produces one CSV row per grid point, and the
 //! question it answers ("how does the mean / p99 wait of each routing policy scale
 //! with the number of servers, and how close is it to the analytic baseline?") is
 //! read off a figure, not a table.  Doing the plotting inside `qsweep` keeps the
