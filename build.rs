@@ -1,8 +1,8 @@
-//! Embeds the git commit qsweep is built from as `QSWEEP_GIT_REVISION`, for
-//! the provenance file (`crates/qsweep-core/src/provenance.rs`), in the CLI
-//! only (and the Python module, `python/build.rs`): a commit recompiles these
-//! thin shells, not the library crates. Without git or a repository
-//! (a crates.io tarball) nothing is set and the revision reads `unknown`.
+// Embeds the git commit qsweep is built from as `QSWEEP_GIT_REVISION`, for
+// the provenance file (`crates/qsweep-core/src/provenance.rs`), in the CLI
+// only (and the Python module, `python/build.rs`): a commit recompiles these
+// thin shells, not the library crates. Without git or a repository
+// (a crates.io tarball) nothing is set and the revision reads `unknown`.
 
 use std::path::PathBuf;
 use std::process::Command;
