@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use qsweep_core::analytic;
-use qsweep_core::backend::{self, Backend};
+use qsweep_core::backend;
 use qsweep_core::engine::cpu::CpuEngine;
 use qsweep_core::engine::gpu::list_adapters;
 use qsweep_core::engine::Engine;
@@ -16,8 +16,8 @@ use qsweep_core::merge;
 use qsweep_core::output::{self, num};
 use qsweep_core::progress::{self, Progress};
 use qsweep_core::run::session::{self, Session};
-use qsweep_core::run::{estimate, interrupt, rounds, PointResult, PreparedPoint};
-use qsweep_core::spec::{AnalyticArgs, Spec, SweepArgs, SEED_SOURCE};
+use qsweep_core::run::{calibrate, estimate, interrupt, rounds, PointResult, PreparedPoint};
+use qsweep_core::spec::{AnalyticArgs, Backend, Spec, SweepArgs, SEED_SOURCE};
 use qsweep_core::UsageError;
 use qsweep_plot::{plot_files, PlotOptions};
 
@@ -81,7 +81,7 @@ pub fn run(args: &RunArgs, extras: &mut Extras) -> Result<()> {
         }
     };
     let run = session.spec.run.clone();
-    let chosen = session.choose_engine(&say)?;
+    let chosen = session.choose_engine(&backend::choose_for, &say)?;
     let mut engine = chosen.engine;
     if args.dry_run {
         return dry_run(
@@ -1275,8 +1275,8 @@ pub fn size(args: &SizeArgs) -> Result<()> {
         spec.run.backend,
         spec.run.adapter.as_deref(),
         spec.run.threads,
-        &backend::Sample {
-            params: &backend::calibration_sample(&params),
+        &calibrate::Sample {
+            params: &calibrate::calibration_sample(&params),
             table: &table,
         },
     )?;

@@ -451,7 +451,7 @@ impl Measured {
 /// What `qsweep bench` measures.
 pub struct BenchOptions {
     /// `auto` (the CPU and the GPU when one opens), `gpu` or `cpu`.
-    pub backend: crate::backend::Backend,
+    pub backend: crate::spec::Backend,
     /// Only the GPU adapter whose name contains this.
     pub adapter: Option<String>,
     /// Seconds each timed measurement should last, at least.
@@ -515,7 +515,7 @@ pub fn run(opts: &BenchOptions, on_case: &mut dyn FnMut(&BenchRow)) -> Result<Be
     use crate::engine::gpu::{AdapterChoice, GpuEngine, HeapMemory, Specialization};
     opts.check()?;
     let mut gpu = None;
-    use crate::backend::Backend;
+    use crate::spec::Backend;
     if opts.backend != Backend::Cpu {
         match GpuEngine::open(&AdapterChoice {
             name: opts.adapter.clone(),

@@ -252,7 +252,7 @@ pub fn canonical_toml(spec: &Spec) -> String {
     let mut s = spec.clone();
     s.run.out = None;
     s.run.threads = 0;
-    s.run.backend = crate::backend::Backend::Auto;
+    s.run.backend = crate::spec::Backend::Auto;
     s.run.adapter = None;
     s.run.force = false;
     s.to_toml()
@@ -381,7 +381,7 @@ mod tests {
         let mut other = spec.clone();
         other.run.out = Some("x.csv".into());
         other.run.threads = 3;
-        other.run.backend = crate::backend::Backend::Cpu;
+        other.run.backend = crate::spec::Backend::Cpu;
         other.run.adapter = Some("llvmpipe".into());
         other.run.force = true;
         assert_eq!(spec_hash(&other, &[0.0]), h);

@@ -74,6 +74,14 @@ impl Default for CallSizing {
 /// otherwise ([`CallSizing::max_reps`]).
 pub const DEFAULT_MAX_CALL_REPS: u64 = 1 << 16;
 
+/// Replications a call to a hardware adapter holds at least, where a run
+/// has them ([`CallSizing::fill_reps`]), and at most: about the threads a
+/// large discrete GPU keeps resident (an H200: 132 SMs × 2048 = 270,336),
+/// so that one call puts every replication of a pipeline group in flight
+/// at once (one dispatch per group, see the GPU engine's `plan`). Its results on the host
+/// are 2^18 × 40 bytes (10 MiB), three times over.
+pub const HARDWARE_CALL_REPS: u64 = 1 << 18;
+
 /// Work for one engine call.
 pub struct Batch<'a> {
     pub params: &'a [PointParams],

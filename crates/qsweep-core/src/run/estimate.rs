@@ -12,7 +12,7 @@
 //! copies) and its section histograms; the window of points in flight
 //! (at most [`WINDOW_BYTES`] beyond the largest point); one engine call's
 //! results (at most [`CHUNK_REPS`] replications, on a GPU
-//! [`HARDWARE_CALL_REPS`](crate::engine::gpu::HARDWARE_CALL_REPS)) and
+//! [`HARDWARE_CALL_REPS`](crate::engine::HARDWARE_CALL_REPS)) and
 //! histograms; and the
 //! CPU engine's per-thread queue state for the largest queue
 //! (Kiefer–Wolfowitz heaps of [`LANES`] replications, or the dispatch
@@ -186,7 +186,7 @@ pub fn memory_need(
     let call_reps = if cpu {
         CHUNK_REPS
     } else {
-        CHUNK_REPS.max(crate::engine::gpu::HARDWARE_CALL_REPS)
+        CHUNK_REPS.max(crate::engine::HARDWARE_CALL_REPS)
     };
     let call = all_reps.min(call_reps) * 3 * std::mem::size_of::<RepResult>() as u64
         + call_slots(points, reps) * u64::from(HIST_BINS) * 8;

@@ -12,12 +12,16 @@
 //! - [`session`]: the lifecycle of `qsweep run` around the loop: checks on
 //!   the output, the `.meta.json`, rows written as points finish;
 //! - [`interrupt`]: Ctrl-C and SIGTERM;
+//! - [`calibrate`]: an engine's measured speed on a sample of the sweep's
+//!   own points, and the engine chosen (the chooser itself is passed in by
+//!   the front end: `qsweep_backend::backend::choose_for`);
 //! - [`estimate`]: a run's memory (refused beyond the limit before anything
 //!   is allocated) and time (calibrated on the engine), for `--dry-run`.
 //!
 //! Dependencies point one way: `session` → `resume` → `rounds` → `point` →
 //! (`precision`, `warmup`).
 
+pub mod calibrate;
 pub mod estimate;
 pub mod interrupt;
 pub mod point;

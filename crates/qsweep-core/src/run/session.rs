@@ -25,7 +25,7 @@ use super::point::{baseline, PointResult, PreparedPoint};
 use super::resume::{run_surviving, scan_csv, truncate, Expect, Fallback, Scanned, Shard};
 use super::rounds::Interrupted;
 use crate::analytic::Baseline;
-use crate::backend::Backend;
+use crate::spec::Backend;
 use crate::engine::cpu::CpuEngine;
 use crate::engine::Engine;
 use crate::horizon::{self, Horizon};
@@ -408,19 +408,24 @@ impl Session {
     /// The first steps of every front end's run (the CLI's and Python's):
     /// the spec's notes, then the engine `--backend` chooses (`auto`
     /// calibrates on a sample of the grid's own points), its reason said
-    /// through `say`.
-    pub fn choose_engine(&self, say: &dyn Fn(&str)) -> Result<crate::backend::Chosen> {
+    /// through `say`. `choose` opens it: the front end's
+    /// `qsweep_backend::backend::choose_for`.
+    pub fn choose_engine(
+        &self,
+        choose: &crate::run::calibrate::Choose,
+        say: &dyn Fn(&str),
+    ) -> Result<crate::run::calibrate::Chosen> {
         for note in self.spec.notes() {
             say(&format!("qsweep: note: {note}"));
         }
         let all: Vec<_> = self.prepared.iter().map(|p| p.params).collect();
         let run = &self.spec.run;
-        let chosen = crate::backend::choose_for(
+        let chosen = choose(
             run.backend,
             run.adapter.as_deref(),
             run.threads,
-            &crate::backend::Sample {
-                params: &crate::backend::calibration_sample(&all),
+            &crate::run::calibrate::Sample {
+                params: &crate::run::calibrate::calibration_sample(&all),
                 table: &self.table,
             },
         )?;

@@ -19,7 +19,7 @@
 //! `settings.rs` the `[run]` settings (one table entry per setting, see
 //! there how to add one); `flags.rs` declares the flags; `values.rs` parses
 //! single values and words the errors; `grid.rs` expands the axes into
-//! points and checks them.
+//! points and checks them; `backend.rs` names the engines (`--backend`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -29,6 +29,7 @@ use crate::fleet::Fleet;
 use crate::routing::Routing;
 
 mod axes;
+mod backend;
 mod flags;
 mod grid;
 mod ranges;
@@ -39,6 +40,7 @@ mod tests;
 mod values;
 
 pub use axes::{DEFAULT_CHOICES, DEFAULT_ROUTERS, SWEEP_KEYS};
+pub use backend::{Backend, UnknownBackend};
 pub use flags::{AnalyticArgs, AxisArgs, SweepArgs, Words};
 pub use grid::LAMBDA_RANGE;
 pub use ranges::{Expansion, RANGE_FORMS};

@@ -34,7 +34,7 @@ use super::values::{
     str_int, toml_float, toml_str, FileCtx, Loc,
 };
 use super::{SpecError, SweepArgs, SWEEP_KEYS};
-use crate::backend::Backend;
+use crate::spec::Backend;
 
 /// Default of `max_customers`: the most customers (warm-up included) one
 /// point may simulate under `precision`.

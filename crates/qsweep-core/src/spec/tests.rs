@@ -2,7 +2,7 @@
 //! exact messages users see, and round trips through the canonical TOML.
 
 use super::*;
-use crate::backend::Backend;
+use crate::spec::Backend;
 use clap::Parser;
 
 /// A spec file's text with `[sweep]` on line 1 and these axis lines after it.

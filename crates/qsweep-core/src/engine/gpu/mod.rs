@@ -22,6 +22,7 @@ use anyhow::{bail, Context, Result};
 
 use super::{
     hand_over, Batch, BatchOutput, CallSizing, Cancelled, DeviceReport, Engine, TileDone, Watch,
+    HARDWARE_CALL_REPS,
 };
 use crate::contract::Kernel;
 
@@ -110,14 +111,6 @@ pub struct GpuEngine {
     /// ([`CallSizing::expected_rate`]). Software adapters keep none.
     expected_rate: Option<f64>,
 }
-
-/// Replications a call to a hardware adapter holds at least, where a run
-/// has them ([`CallSizing::fill_reps`]), and at most: about the threads a
-/// large discrete GPU keeps resident (an H200: 132 SMs × 2048 = 270,336),
-/// so that one call puts every replication of a pipeline group in flight
-/// at once (one dispatch per group, see `plan`). Its results on the host
-/// are 2^18 × 40 bytes (10 MiB), three times over.
-pub const HARDWARE_CALL_REPS: u64 = 1 << 18;
 
 impl GpuEngine {
     /// Open an adapter: the named one, or wgpu's high-performance choice
@@ -208,8 +201,9 @@ impl GpuEngine {
     }
 
     /// Size later runs' first calls for `loops_per_second` (a calibration
-    /// on the sweep's own points: `backend::calibrate_on`). Ignored on a
-    /// software adapter, whose calls are sized as the CPU's.
+    /// on the sweep's own points:
+    /// `qsweep_core::run::calibrate::calibrate_on`). Ignored on a software
+    /// adapter, whose calls are sized as the CPU's.
     pub fn expect_rate(&mut self, loops_per_second: f64) {
         if self.hardware() && loops_per_second.is_finite() && loops_per_second > 0.0 {
             self.expected_rate = Some(loops_per_second);

@@ -29,7 +29,7 @@ use super::layout::LANE_STATE_BYTES;
 use super::pass_rates::PassRates;
 use super::pipelines::FAST_HEAP_MAX_SERVERS;
 use super::Specialization;
-use super::HARDWARE_CALL_REPS;
+use crate::engine::HARDWARE_CALL_REPS;
 use crate::contract::costs::{cooperative_loop_cost_per_customer, loop_cost_per_customer};
 use crate::contract::{
     dispatch, Kernel, PointParams, RepResult, Tile, HIST_BINS, HIST_WORDS_PER_BIN, TILE_REPS,
