@@ -1,14 +1,14 @@
 //! Criterion suite: customers/s of every engine × policy pair on the
-//! standard cases of `qsweep_core::bench` (the same cases `qsweep bench` runs).
+//! standard cases of `qsweep_backend::bench` (the same cases `qsweep bench` runs).
 //! Sized to finish in minutes on 2 cores: `cargo bench --bench engines`.
 //! Without a GPU adapter the GPU group is skipped with a note.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use qsweep_core::bench::standard_cases;
+use qsweep_backend::bench::standard_cases;
 use qsweep_core::contract::Kernel;
 use qsweep_core::engine::cpu::CpuEngine;
-use qsweep_core::engine::gpu::{AdapterChoice, GpuEngine, SegmentLayout};
 use qsweep_core::engine::{Batch, Engine};
+use qsweep_gpu::{AdapterChoice, GpuEngine, SegmentLayout};
 
 const REPS: u32 = 256;
 const CUSTOMERS: u32 = 20_000;

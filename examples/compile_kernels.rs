@@ -22,13 +22,12 @@ fn main() -> anyhow::Result<()> {
             _ => filter = a,
         }
     }
-    let choice = qsweep_core::engine::gpu::AdapterChoice { name: adapter };
-    let (compiled, skipped) =
-        qsweep_core::engine::gpu::compile_variants(&choice, &filter, &mut |v| {
-            let mut err = std::io::stderr().lock();
-            let _ = writeln!(err, "== {}", v.file);
-            let _ = err.flush();
-        })?;
+    let choice = qsweep_gpu::AdapterChoice { name: adapter };
+    let (compiled, skipped) = qsweep_gpu::compile_variants(&choice, &filter, &mut |v| {
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "== {}", v.file);
+        let _ = err.flush();
+    })?;
     println!("{compiled} variants compiled, {skipped} over the adapter's limits skipped");
     Ok(())
 }

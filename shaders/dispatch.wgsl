@@ -11,7 +11,7 @@
 // permutation and its inverse are stored XOR their index (0: identity) and
 // the block starts as R - start[c] (0: start[c] = R for c >= 1; start[0] = 0
 // is never stored), so no initialisation loop runs (llvmpipe caps loop
-// iterations per invocation; see src/engine/gpu/plan.rs).
+// iterations per invocation; see crates/qsweep-gpu/src/plan.rs).
 //
 // Passes: each pass runs until `info.end` requests have been dispatched
 // (warm-up included); the heap size, that count, a "cut short" flag, the

@@ -21,7 +21,7 @@
 
 // For small queues (FAST_HEAP: a pipeline with room for FAST_HEAP_SERVERS
 // servers, at most FAST_HEAP_MAX_SERVERS, generated with the array lengths
-// by src/engine/gpu/pipelines.rs) the heap lives in fast memory during a
+// by crates/qsweep-gpu/src/pipelines.rs) the heap lives in fast memory during a
 // pass and in `heap` only between passes: workgroup memory laid out
 // [server][lane] (FAST_HEAP_IN_WORKGROUP, where the adapter has room: the 64
 // lanes of one level are 64 consecutive words, one per bank), else the
@@ -231,7 +231,7 @@ fn simulate(p: PointParams, rep: u32, slot_lane: u32, result_index: u32) {
 
 // A large queue run by a whole workgroup (DispatchInfo.side_by_side, and
 // `cooperative`: at least COOPERATIVE_MIN_SERVERS servers, whose heap no
-// fast memory holds, and no capacity; src/engine/gpu/plan.rs,
+// fast memory holds, and no capacity; crates/qsweep-gpu/src/plan.rs,
 // `cooperative_candidate`). One replication per tile: server s belongs to
 // lane s % TILE_REPS, row s / TILE_REPS of the lane's column (in `heap`,
 // or in fast memory where the pipeline's fast heap has the rows), and each

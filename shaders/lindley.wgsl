@@ -5,7 +5,7 @@
 // Twin of src/engine/cpu/lindley.rs.
 //
 // Two layouts, the same numbers to the bit (`side_by_side` in the
-// pass's uniform, chosen by src/engine/gpu/plan.rs):
+// pass's uniform, chosen by crates/qsweep-gpu/src/plan.rs):
 // - in turn: one invocation runs a replication's segments one after the
 //   other (`simulate`, through `run_tile`), when replications alone fill the
 //   device;
@@ -152,7 +152,7 @@ var<workgroup> tile_segments: u32;
 // Side by side: invocation `lane` runs segment lane % count of the tile's
 // replication lane / count. A lane's steps are [0, length) for its map and
 // [length, 2 length) for the replay: `info.begin`/`info.end` count steps
-// (src/engine/gpu/plan.rs, `steps`). Every barrier is reached by the whole
+// (crates/qsweep-gpu/src/plan.rs, `steps`). Every barrier is reached by the whole
 // workgroup (`count` is uniform: read through workgroupUniformLoad).
 fn run_segments_tile(wg: vec3<u32>, lane: u32, count: u32) {
     let local_tile = wg.x + wg.y * info.groups_x;

@@ -1,8 +1,8 @@
 // Peak arithmetic throughput of an adapter, for `qsweep bench`'s fraction
 // of peak: sixteen independent multiply-add chains per invocation (four
 // vec4s), enough to hide the latency of the arithmetic units, and nothing
-// else. Each a * k + c counts as two operations, as in src/engine/opcount.rs.
-// PEAK_ITERATIONS is prepended by src/engine/gpu/peak.rs; the loop stays under
+// else. Each a * k + c counts as two operations, as in crates/qsweep-gpu/src/opcount.rs.
+// PEAK_ITERATIONS is prepended by crates/qsweep-gpu/src/peak.rs; the loop stays under
 // lavapipe's 65535 iterations per invocation.
 
 @group(0) @binding(0) var<storage, read_write> sink: array<f32>;

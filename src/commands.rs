@@ -4,10 +4,9 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
+use qsweep_backend::backend;
 use qsweep_core::analytic;
-use qsweep_core::backend;
 use qsweep_core::engine::cpu::CpuEngine;
-use qsweep_core::engine::gpu::list_adapters;
 use qsweep_core::engine::Engine;
 use qsweep_core::export::hist::HistSink;
 use qsweep_core::export::{Format, Table};
@@ -19,6 +18,7 @@ use qsweep_core::run::session::{self, Session};
 use qsweep_core::run::{calibrate, estimate, interrupt, rounds, PointResult, PreparedPoint};
 use qsweep_core::spec::{AnalyticArgs, Backend, Spec, SweepArgs, SEED_SOURCE};
 use qsweep_core::UsageError;
+use qsweep_gpu::list_adapters;
 use qsweep_plot::{plot_files, PlotOptions};
 
 /// Flags of `qsweep run`.
@@ -793,7 +793,7 @@ fn seed_comparison() -> String {
 
 /// `qsweep adapters`: every adapter wgpu sees.
 pub fn adapters() -> Result<()> {
-    if let Some(why) = qsweep_core::backend::gpu_out_of_reach() {
+    if let Some(why) = qsweep_backend::backend::gpu_out_of_reach() {
         return output::to_stdout(format!(
             "GPU adapters not probed: {why} (qsweep will use its CPU engine)\n"
         ));
@@ -846,7 +846,7 @@ pub fn kernels(args: &KernelsArgs) -> Result<()> {
         ))
         .into());
     }
-    let n = qsweep_core::engine::gpu::write_kernels(&args.out)?;
+    let n = qsweep_gpu::write_kernels(&args.out)?;
     output::to_stdout(format!(
         "{n} kernel sources and manifest.tsv written to {}\n",
         args.out.display()
@@ -1037,7 +1037,7 @@ pub struct BenchArgs {
 
 /// `qsweep bench`: customers/s per policy and backend, in one run.
 pub fn bench(args: &BenchArgs) -> Result<()> {
-    let opts = qsweep_core::bench::BenchOptions {
+    let opts = qsweep_backend::bench::BenchOptions {
         backend: args
             .backend
             .parse()
@@ -1053,13 +1053,13 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         Some(path) => {
             let file = output::create_file(path, args.force, " (pass --force to overwrite)")?;
             let mut w = csv::Writer::from_writer(file);
-            w.write_record(qsweep_core::bench::BENCH_COLUMNS)
+            w.write_record(qsweep_backend::bench::BENCH_COLUMNS)
                 .with_context(|| format!("writing {}", path.display()))?;
             Some(w)
         }
         None => None,
     };
-    let report = qsweep_core::bench::run(&opts, &mut |row| {
+    let report = qsweep_backend::bench::run(&opts, &mut |row| {
         eprintln!(
             "qsweep: bench: {} done ({})",
             row.case,

@@ -32,10 +32,10 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use qsweep_core::spec::Backend;
 use qsweep_core::output;
 use qsweep_core::run::session::{self, Session};
 use qsweep_core::run::Interrupted;
+use qsweep_core::spec::Backend;
 use qsweep_core::spec::{AnalyticArgs, Spec, SpecError, SweepArgs};
 use qsweep_core::UsageError;
 
@@ -187,7 +187,9 @@ fn simulate(
     // A stopped run says how to resume it as a call of qsweep.run.
     session.caller = session::Caller::Python;
     let run = session.spec.run.clone();
-    let mut engine = session.choose_engine(&qsweep_core::backend::choose_for, &say)?.engine;
+    let mut engine = session
+        .choose_engine(&qsweep_backend::backend::choose_for, &say)?
+        .engine;
     let first_label = engine.label();
     let todo = session.begin(&first_label, &say)?;
     say(&session.banner());

@@ -3,9 +3,9 @@
 
 use std::process::{Command, Stdio};
 
-use qsweep_core::bench::standard_cases;
-use qsweep_core::engine::gpu::{HeapMemory, Specialization};
-use qsweep_core::engine::opcount::ops_per_customer;
+use qsweep_backend::bench::standard_cases;
+use qsweep_gpu::opcount::ops_per_customer;
+use qsweep_gpu::{HeapMemory, Specialization};
 
 const BIN: &str = env!("CARGO_BIN_EXE_qsweep");
 
@@ -31,7 +31,7 @@ fn bench_writes_rates_and_fraction_of_peak_per_case() {
     assert!(status.status.success(), "{status:?}");
     let mut reader = csv::Reader::from_path(&out).unwrap();
     let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
-    assert_eq!(header, qsweep_core::bench::BENCH_COLUMNS);
+    assert_eq!(header, qsweep_backend::bench::BENCH_COLUMNS);
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 1);
     let field = |name: &str| -> f64 {
@@ -102,7 +102,7 @@ fn the_gpu_peak_is_measured_and_above_a_kernel_rate() {
     let peak = gpu.peak_ops_per_second(0.05).unwrap();
     assert!(peak.is_finite() && peak > 1e9, "peak {peak}");
     let case = &standard_cases()[0];
-    let m = qsweep_core::bench::measure_for(&mut gpu, case, 0.05).unwrap();
+    let m = qsweep_backend::bench::measure_for(&mut gpu, case, 0.05).unwrap();
     let (customers, wall) = (m.customers, m.wall_seconds);
     let ops = ops_per_customer(
         &Specialization::of(&case.params).source(HeapMemory::Workgroup),

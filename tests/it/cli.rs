@@ -698,9 +698,7 @@ fn axes_that_do_not_apply_are_noted_and_pod_records_the_d_it_ran() {
 
 #[test]
 fn an_unknown_adapter_is_a_usage_error() {
-    if qsweep_core::engine::gpu::list_adapters().is_empty()
-        && std::env::var("QSWEEP_REQUIRE_GPU").is_err()
-    {
+    if qsweep_gpu::list_adapters().is_empty() && std::env::var("QSWEEP_REQUIRE_GPU").is_err() {
         return;
     }
     let d = tempdir();
@@ -723,9 +721,7 @@ fn an_unknown_adapter_is_a_usage_error() {
 
 #[test]
 fn a_gpu_run_records_what_the_device_did_in_its_meta() {
-    if qsweep_core::engine::gpu::list_adapters().is_empty()
-        && std::env::var("QSWEEP_REQUIRE_GPU").is_err()
-    {
+    if qsweep_gpu::list_adapters().is_empty() && std::env::var("QSWEEP_REQUIRE_GPU").is_err() {
         return;
     }
     let d = tempdir();
@@ -766,11 +762,11 @@ fn a_gpu_run_records_what_the_device_did_in_its_meta() {
 
 #[test]
 fn auto_takes_the_cpu_at_once_when_the_only_adapter_is_software() {
-    let adapters = qsweep_core::engine::gpu::list_adapters();
+    let adapters = qsweep_gpu::list_adapters();
     if adapters.is_empty()
         || adapters
             .iter()
-            .any(|a| a.class == qsweep_core::engine::gpu::AdapterClass::Hardware)
+            .any(|a| a.class == qsweep_gpu::AdapterClass::Hardware)
     {
         // Only meaningful beside a software adapter planned as one (CI has
         // lavapipe; QSWEEP_ADAPTER_CLASS=hardware plans it as hardware).
@@ -789,7 +785,7 @@ fn auto_takes_the_cpu_at_once_when_the_only_adapter_is_software() {
 /// Whether a GPU adapter is there for the small-device tests below; with
 /// none they skip, unless `QSWEEP_REQUIRE_GPU=1` (CI) makes that a failure.
 fn adapter_or_skip(test: &str) -> bool {
-    if !qsweep_core::engine::gpu::list_adapters().is_empty() {
+    if !qsweep_gpu::list_adapters().is_empty() {
         return true;
     }
     if std::env::var("QSWEEP_REQUIRE_GPU").is_ok_and(|v| v == "1") {

@@ -4,11 +4,11 @@
 use std::path::Path;
 
 use qsweep_core::analytic::Baseline;
-use qsweep_core::engine::gpu::{AdapterChoice, GpuEngine};
 use qsweep_core::engine::Engine;
 use qsweep_core::run::{self, PointResult};
 use qsweep_core::spec::{GridPoint, Spec};
 use qsweep_core::stats::PointStats;
+use qsweep_gpu::{AdapterChoice, GpuEngine};
 
 /// Opens the GPU engine, or reports the test skipped. With
 /// `QSWEEP_REQUIRE_GPU=1` (as in CI) a missing adapter fails the test instead.

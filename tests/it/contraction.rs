@@ -38,11 +38,11 @@ use qsweep_core::contract::{
     Kernel, Law, LawKind, PointParams, RepResult, Thinning, ERLANG_DIRECT_MAX, GEOMETRIC_CAP,
 };
 use qsweep_core::engine::cpu::CpuEngine;
-use qsweep_core::engine::gpu::kernel_sources;
 use qsweep_core::engine::schedule::tiles_for_points;
 use qsweep_core::engine::{Batch, Engine};
 use qsweep_core::rng::Stream;
 use qsweep_core::sampling::{fast_exp, fast_ln, ln_1m, normal_abs, signed};
+use qsweep_gpu::kernel_sources;
 
 const SAMPLING_WGSL: &str = include_str!("../../shaders/sampling.wgsl");
 const RNG_WGSL: &str = include_str!("../../shaders/rng.wgsl");
@@ -1617,7 +1617,7 @@ fn bits(r: &RepResult) -> [u32; 9] {
 /// customers or means differ by more than 1e-4 relative: a branch went the
 /// other way, and every draw after it is another).
 fn replications_that_differ(
-    gpu: &mut qsweep_core::engine::gpu::GpuEngine,
+    gpu: &mut qsweep_gpu::GpuEngine,
     points: &[(&str, PointParams)],
     pins: Pins,
     reps: u32,

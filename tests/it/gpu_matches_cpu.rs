@@ -7,9 +7,9 @@ use crate::common::law;
 
 use qsweep_core::contract::{Kernel, Law, LawKind, PointParams, Thinning, HIST_BINS};
 use qsweep_core::engine::cpu::CpuEngine;
-use qsweep_core::engine::gpu::{HeapMemory, SegmentLayout};
 use qsweep_core::engine::schedule::{tiles_for_point_spanning, tiles_for_points};
 use qsweep_core::engine::{Batch, Engine};
+use qsweep_gpu::{HeapMemory, SegmentLayout};
 
 fn point(
     index: u32,

@@ -1046,7 +1046,7 @@ fn each_rows_seconds_are_its_own_points_engine_time() {
 /// Whether a GPU adapter opens for the GPU signal tests; with none they
 /// skip, unless `QSWEEP_REQUIRE_GPU=1` (CI) makes that a failure.
 fn gpu_or_skip(test: &str) -> bool {
-    match qsweep_core::engine::gpu::GpuEngine::open(&Default::default()) {
+    match qsweep_gpu::GpuEngine::open(&Default::default()) {
         Ok(_) => true,
         Err(e) if std::env::var("QSWEEP_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
             panic!("{test}: QSWEEP_REQUIRE_GPU=1 but no GPU engine: {e:#}")

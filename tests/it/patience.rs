@@ -323,8 +323,8 @@ fn gpu_loses_the_requests_the_cpu_loses() {
     };
     let cpu_out = CpuEngine::new(2).run(&batch).unwrap();
     for layout in [
-        qsweep_core::engine::gpu::SegmentLayout::InTurn,
-        qsweep_core::engine::gpu::SegmentLayout::SideBySide,
+        qsweep_gpu::SegmentLayout::InTurn,
+        qsweep_gpu::SegmentLayout::SideBySide,
     ] {
         gpu.force_segment_layout(layout);
         let gpu_out = gpu.run(&batch).unwrap();

@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use qsweep_core::engine::gpu::{every_variant, resource_needs, HeapMemory, KernelVariant};
+use qsweep_gpu::{every_variant, resource_needs, HeapMemory, KernelVariant};
 
 fn parse_and_validate(v: &KernelVariant) -> (naga::Module, naga::valid::ModuleInfo) {
     let module = naga::front::wgsl::parse_str(&v.source).unwrap_or_else(|e| {

@@ -382,7 +382,7 @@ fn gpu_segments_side_by_side_match_exact_one_server_queues() {
     else {
         return;
     };
-    gpu.force_segment_layout(qsweep_core::engine::gpu::SegmentLayout::SideBySide);
+    gpu.force_segment_layout(qsweep_gpu::SegmentLayout::SideBySide);
     let mm1 = spec(
         "\"random\"",
         "1",

@@ -2,20 +2,22 @@
 //! GPU-accelerated Monte Carlo sweeps of queueing systems, from the sweep
 //! spec to the results CSV.
 //!
-//! Why one crate still: the spec, the engine contract, both engines, the
+//! Why one crate still: the spec, the engine contract, the CPU engine, the
 //! statistics and the run loop are tied by import circles that are being cut
-//! (issue 43); the figures (`qsweep-plot`, plotters) already build apart, and
-//! the rest will leave this crate one job at a time, the GPU stack (wgpu,
-//! naga) and Parquet first.
+//! (issue 43). What already builds apart: the figures (`qsweep-plot`,
+//! plotters), the GPU engine (`qsweep-gpu`: wgpu, naga and pollster compile
+//! only there; it implements [`engine::Engine`] like the CPU engine) and
+//! what chooses and measures engines (`qsweep-backend`: `--backend` and
+//! `qsweep bench`, above both engines). The run loop gets its engine from a
+//! chooser the front end passes in ([`run::calibrate::Choose`]), so nothing
+//! here names the GPU engine. Parquet is next.
 //!
 //! Data flow: `spec` (TOML + flags) → grid points → `run` builds
-//! [`contract::PointParams`] and tiles → an `engine` (CPU or GPU) → `stats`
-//! → `output` (CSV row per point, beside `analytic` baselines). See
-//! ARCHITECTURE.md for where each piece lives.
+//! [`contract::PointParams`] and tiles → an engine (`engine::cpu` or
+//! `qsweep_gpu`) → `stats` → `output` (CSV row per point, beside `analytic`
+//! baselines). See ARCHITECTURE.md for where each piece lives.
 
 pub mod analytic;
-pub mod backend;
-pub mod bench;
 pub mod contract;
 pub mod dist;
 pub mod engine;

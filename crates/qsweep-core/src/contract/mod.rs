@@ -1,6 +1,6 @@
 //! The engine contract: what goes into an engine and what comes back.
 //!
-//! Both engines (CPU in `engine::cpu`, GPU in `engine::gpu` + `shaders/`) take the
+//! Both engines (CPU in `engine::cpu`, GPU in `qsweep_gpu` + `shaders/`) take the
 //! same flat, `bytemuck::Pod` parameter records and a list of [`Tile`]s (ranges
 //! of replications of one grid point), and return the same per-replication
 //! [`RepResult`]s and per-(point, batch) histograms. Everything statistical
@@ -107,7 +107,7 @@ pub mod dispatch {
     /// state at the next capacity would exceed it (or the state at the first
     /// capacity, if that is larger). 16 MiB, so that a GPU tile of
     /// [`TILE_REPS`](super::TILE_REPS) replications fits a 1 GiB binding
-    /// (`engine::gpu::plan` binds up to 4 GiB where the adapter allows, but
+    /// (`qsweep_gpu`'s `plan` binds up to 4 GiB where the adapter allows, but
     /// a tile must fit every adapter that runs the kernel at all).
     pub const MAX_STATE_BYTES: u64 = 16 << 20;
 
@@ -307,7 +307,7 @@ pub const MAX_FLEET_CLASSES: usize = 4;
 /// The largest capacity K a point may have: the Kiefer–Wolfowitz kernels
 /// keep K slots per replication (free-at times and a ring of start times)
 /// and loop over them at each rebase, so K is held to the GPU's largest
-/// queue ([`MAX_GPU_SERVERS`](crate::engine::gpu::MAX_GPU_SERVERS)'s value)
+/// queue (`qsweep_gpu::MAX_GPU_SERVERS`'s value)
 /// on both engines, which keeps their numbers the same.
 pub const MAX_CAPACITY: u32 = 65_535;
 

@@ -1,11 +1,13 @@
 //! Engines: the CPU reference (`cpu`, each file the twin of a kernel in
-//! `shaders/`) and the WGSL kernels on wgpu (`gpu`).
+//! `shaders/`) here, and the WGSL kernels on wgpu in their own crate
+//! (`qsweep-gpu`, so that this crate builds without the GPU stack).
 //!
 //! Both implement [`Engine`]: a [`Batch`] of points and tiles in, a
 //! [`BatchOutput`] of per-replication results and one wait histogram per
 //! slot out.
 //! `schedule` turns grid points into tiles; `stats` reads the output;
-//! `opcount` estimates a kernel's operations per customer for `qsweep bench`.
+//! `qsweep_gpu::opcount` estimates a kernel's operations per customer for
+//! `qsweep bench`.
 //!
 //! A call can be watched ([`Engine::run_watched`]): a [`Watch`] carries a
 //! stop flag, which the CPU engine checks every [`Watch::EVERY`] customers
@@ -17,8 +19,6 @@
 //! as each finishes, so a long call still writes rows as points complete.
 
 pub mod cpu;
-pub mod gpu;
-pub mod opcount;
 pub mod schedule;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -78,8 +78,8 @@ pub const DEFAULT_MAX_CALL_REPS: u64 = 1 << 16;
 /// has them ([`CallSizing::fill_reps`]), and at most: about the threads a
 /// large discrete GPU keeps resident (an H200: 132 SMs × 2048 = 270,336),
 /// so that one call puts every replication of a pipeline group in flight
-/// at once (one dispatch per group, see the GPU engine's `plan`). Its results on the host
-/// are 2^18 × 40 bytes (10 MiB), three times over.
+/// at once (one dispatch per group, see `qsweep_gpu`'s `plan`). Its
+/// results on the host are 2^18 × 40 bytes (10 MiB), three times over.
 pub const HARDWARE_CALL_REPS: u64 = 1 << 18;
 
 /// Work for one engine call.

@@ -36,7 +36,7 @@ static ENDED: AtomicBool = AtomicBool::new(false);
 /// How long the run has after the first Ctrl-C to stop cleanly (its final
 /// `.meta.json`, its summary) before it is stopped at once. A clean stop
 /// takes milliseconds on the CPU and at most a pass on a GPU (a fraction
-/// of a second on lavapipe, see `engine/gpu/pass_rates.rs`).
+/// of a second on lavapipe, see `crates/qsweep-gpu/src/pass_rates.rs`).
 pub const STOP_GRACE: Duration = Duration::from_secs(1);
 
 /// The flag the run loop polls ([`crate::run::run_points_until`]).

@@ -334,7 +334,7 @@ impl Engine for CpuEngine {
 }
 
 /// Peak f32 arithmetic rate of this CPU on `threads` threads (operations/s,
-/// a multiply-add counting two, as in `engine::opcount`), measured with
+/// a multiply-add counting two, as in `qsweep_gpu::opcount`), measured with
 /// the engine's code generation for about `seconds`: the CPU's side of
 /// `qsweep bench`'s fraction of peak.
 pub fn peak_ops_per_second(threads: usize, seconds: f64) -> f64 {

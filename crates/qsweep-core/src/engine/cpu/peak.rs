@@ -40,7 +40,7 @@ fn multiply_add_chains_best<const N: usize>(rounds: u64) -> f32 {
 }
 
 /// Operations per second (a multiply-add counting two, as in
-/// `engine::opcount`) of `N`-lane chains on `threads` threads, measured
+/// `qsweep_gpu::opcount`) of `N`-lane chains on `threads` threads, measured
 /// for about `seconds`.
 pub(super) fn ops_per_second<const N: usize>(threads: usize, seconds: f64) -> f64 {
     let ops_per_round = (PEAK_CHAINS * N * 2) as f64;

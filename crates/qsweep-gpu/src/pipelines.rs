@@ -11,7 +11,9 @@ use std::collections::HashMap;
 use anyhow::{bail, Result};
 
 use super::plan::{SegmentLayout, COOPERATIVE_MIN_SERVERS};
-use crate::contract::{Kernel, LawKind, PointParams, Reneging, Thinning, HIST_BINS, TILE_REPS};
+use qsweep_core::contract::{
+    Kernel, LawKind, PointParams, Reneging, Thinning, HIST_BINS, TILE_REPS,
+};
 
 /// What a pipeline is compiled for: the kernel and, as WGSL constants, the
 /// arrival law, service law and thinning of its points, so the compiler
@@ -103,13 +105,12 @@ impl HeapMemory {
     }
 }
 
-const COMMON_WGSL: &str = include_str!("../../../../../shaders/common.wgsl");
-const RNG_WGSL: &str = include_str!("../../../../../shaders/rng.wgsl");
-const SAMPLING_WGSL: &str = include_str!("../../../../../shaders/sampling.wgsl");
-pub const LINDLEY_WGSL: &str = include_str!("../../../../../shaders/lindley.wgsl");
-pub const KIEFER_WOLFOWITZ_WGSL: &str =
-    include_str!("../../../../../shaders/kiefer_wolfowitz.wgsl");
-pub const DISPATCH_WGSL: &str = include_str!("../../../../../shaders/dispatch.wgsl");
+const COMMON_WGSL: &str = include_str!("../../../shaders/common.wgsl");
+const RNG_WGSL: &str = include_str!("../../../shaders/rng.wgsl");
+const SAMPLING_WGSL: &str = include_str!("../../../shaders/sampling.wgsl");
+pub const LINDLEY_WGSL: &str = include_str!("../../../shaders/lindley.wgsl");
+pub const KIEFER_WOLFOWITZ_WGSL: &str = include_str!("../../../shaders/kiefer_wolfowitz.wgsl");
+pub const DISPATCH_WGSL: &str = include_str!("../../../shaders/dispatch.wgsl");
 
 impl Specialization {
     pub fn of(p: &PointParams) -> Self {
@@ -211,7 +212,7 @@ impl Specialization {
              const WORKGROUP_HEAP_LEN: u32 = {workgroup_len}u;\n\
              const COOPERATIVE_MIN_SERVERS: u32 = {cooperative}u;\n\
              {COMMON_WGSL}\n{RNG_WGSL}\n{SAMPLING_WGSL}\n\n{body}",
-            contract = crate::contract::wgsl::constants(),
+            contract = qsweep_core::contract::wgsl::constants(),
             arrival = self.arrival.code(),
             service = self.service.code(),
             thinning = self.thinning.code(),

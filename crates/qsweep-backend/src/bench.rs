@@ -5,11 +5,11 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use crate::contract::{
+use qsweep_core::contract::{
     DispatchPolicy, Kernel, Law, LawKind, PointParams, Reneging, Thinning, Tile,
 };
-use crate::engine::schedule::tiles_for_point;
-use crate::engine::{Batch, Engine};
+use qsweep_core::engine::schedule::tiles_for_point;
+use qsweep_core::engine::{Batch, Engine};
 
 /// A standard benchmark point.
 #[derive(Clone, Debug)]
@@ -214,9 +214,9 @@ pub fn standard_cases() -> Vec<BenchCase> {
         BenchCase {
             name: "MMPP/M/1 (dispersion 2)",
             params: PointParams {
-                arrival: crate::dist::Dist::parse(
+                arrival: qsweep_core::dist::Dist::parse(
                     "mmpp(rates=[1,3],switch=[0.5,0.5])",
-                    crate::dist::Role::Arrival,
+                    qsweep_core::dist::Role::Arrival,
                     std::path::Path::new("."),
                 )
                 .expect("a valid law")
@@ -319,7 +319,7 @@ pub struct BenchRow {
     pub customers_per_s: f64,
     /// customers/s of this backend over the CPU engine's, same case and run.
     pub ratio_to_cpu: Option<f64>,
-    /// Estimated f32 operations per customer (`engine::opcount`).
+    /// Estimated f32 operations per customer (`qsweep_gpu::opcount`).
     pub ops_per_customer: Option<f64>,
     /// The backend's measured peak f32 operations/s (`peak.wgsl` on a GPU,
     /// `cpu::peak_ops_per_second` on the CPU).
@@ -354,7 +354,7 @@ pub const BENCH_COLUMNS: [&str; 12] = [
 
 impl BenchRow {
     pub fn fields(&self) -> Vec<String> {
-        use crate::output::num;
+        use qsweep_core::output::num;
         vec![
             self.case.to_string(),
             self.backend.clone(),
@@ -372,13 +372,13 @@ impl BenchRow {
     }
 }
 
-pub use crate::engine::MAX_CALL_SECONDS;
+pub use qsweep_core::engine::MAX_CALL_SECONDS;
 /// Replications a measurement grows to before it lengthens them: enough
 /// invocations to fill a large GPU (an H200 holds about 270,000 threads).
 pub const MAX_BENCH_REPS: u32 = 1 << 18;
 // Customers grow (past one segment) only at MAX_BENCH_REPS, where a GPU runs
 // one-server segments in turn, as the op counts assume.
-const _: () = assert!(MAX_BENCH_REPS as u64 >= crate::engine::gpu::SIDE_BY_SIDE_BELOW_REPS);
+const _: () = assert!(MAX_BENCH_REPS as u64 >= qsweep_gpu::SIDE_BY_SIDE_BELOW_REPS);
 
 /// Customers `engine` simulates of `case` in about `seconds`: the call is
 /// grown from a small probe — replications first (to fill a wide device),
@@ -451,7 +451,7 @@ impl Measured {
 /// What `qsweep bench` measures.
 pub struct BenchOptions {
     /// `auto` (the CPU and the GPU when one opens), `gpu` or `cpu`.
-    pub backend: crate::spec::Backend,
+    pub backend: qsweep_core::spec::Backend,
     /// Only the GPU adapter whose name contains this.
     pub adapter: Option<String>,
     /// Seconds each timed measurement should last, at least.
@@ -469,15 +469,15 @@ pub const MAX_SECONDS: f64 = 3600.0;
 
 impl BenchOptions {
     /// Refuses bad options with one line naming the flag.
-    pub fn check(&self) -> Result<(), crate::UsageError> {
+    pub fn check(&self) -> Result<(), qsweep_core::UsageError> {
         if !(self.seconds > 0.0 && self.seconds.is_finite()) {
-            return Err(crate::UsageError(format!(
+            return Err(qsweep_core::UsageError(format!(
                 "--seconds: '{}' is not valid; expected a positive number",
                 self.seconds
             )));
         }
         if self.seconds > MAX_SECONDS {
-            return Err(crate::UsageError(format!(
+            return Err(qsweep_core::UsageError(format!(
                 "--seconds: '{}' is too long; expected at most {MAX_SECONDS} (an hour per \
                  measurement)",
                 self.seconds
@@ -487,7 +487,7 @@ impl BenchOptions {
             let cases = standard_cases();
             if !cases.iter().any(|c| c.name.contains(only.as_str())) {
                 let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
-                return Err(crate::UsageError(format!(
+                return Err(qsweep_core::UsageError(format!(
                     "--only: '{only}' matches no case; expected part of one of: {}",
                     names.join("; ")
                 )));
@@ -511,11 +511,11 @@ pub struct BenchReport {
 /// backends, each for about `seconds`; `on_case` hears of each finished
 /// case's last row.
 pub fn run(opts: &BenchOptions, on_case: &mut dyn FnMut(&BenchRow)) -> Result<BenchReport> {
-    use crate::engine::cpu::{peak_ops_per_second, CpuEngine};
-    use crate::engine::gpu::{AdapterChoice, GpuEngine, HeapMemory, Specialization};
+    use qsweep_core::engine::cpu::{peak_ops_per_second, CpuEngine};
+    use qsweep_gpu::{AdapterChoice, GpuEngine, HeapMemory, Specialization};
     opts.check()?;
     let mut gpu = None;
-    use crate::spec::Backend;
+    use qsweep_core::spec::Backend;
     if opts.backend != Backend::Cpu {
         match GpuEngine::open(&AdapterChoice {
             name: opts.adapter.clone(),
@@ -547,7 +547,7 @@ pub fn run(opts: &BenchOptions, on_case: &mut dyn FnMut(&BenchRow)) -> Result<Be
         // past SIDE_BY_SIDE_BELOW_REPS before lengthening them, so one-server
         // segments run in turn, as counted.
         let ops_per_customer =
-            |source: &str| crate::engine::opcount::ops_per_customer(source, &case.params);
+            |source: &str| qsweep_gpu::opcount::ops_per_customer(source, &case.params);
         let cpu_ops =
             ops_per_customer(&Specialization::of(&case.params).source(HeapMemory::Private));
         let mut cpu_rate = None;
@@ -648,7 +648,7 @@ impl BenchReport {
                 ]
             })
             .collect();
-        let mut out = crate::output::align(&header, &table);
+        let mut out = qsweep_core::output::align(&header, &table);
         for (name, peak) in [("cpu", self.cpu_peak), ("gpu", self.gpu_peak)] {
             if let Some(peak) = peak {
                 out.push_str(&format!(

@@ -24,7 +24,7 @@
 //! neither `a` nor `b` far. A pass is at most [`MAX_GROWTH_PER_PASS`] times
 //! the largest one measured, so the model never extrapolates far.
 //!
-//! [`loop_cost_per_customer`]: crate::contract::costs::loop_cost_per_customer
+//! [`loop_cost_per_customer`]: qsweep_core::contract::costs::loop_cost_per_customer
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -62,7 +62,7 @@ pub const SOFTWARE_PASS_SECONDS: f64 = 0.25;
 /// M/M/1 runs 2 × 10⁹), and any hardware GPU is faster, so a first pass takes
 /// at most about [`FIRST_PASS_SECONDS`].
 ///
-/// [`loop_cost_per_customer`]: crate::contract::costs::loop_cost_per_customer
+/// [`loop_cost_per_customer`]: qsweep_core::contract::costs::loop_cost_per_customer
 pub(super) const START_LOOPS_PER_SECOND: f64 = 1e8;
 
 /// Device time a pipeline's first pass is sized for, before any of its

@@ -17,7 +17,7 @@ use std::path::Path;
 use anyhow::{anyhow, Context, Result};
 
 use super::pipelines::{HeapMemory, Specialization, FAST_HEAP_MAX_SERVERS};
-use crate::contract::{Kernel, LawKind, Reneging, Thinning};
+use qsweep_core::contract::{Kernel, LawKind, Reneging, Thinning};
 
 /// What one kernel source binds and reserves, from its entry point `main`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -477,12 +477,12 @@ mod tests {
         let lindley =
             resource_needs(&Specialization::plain(Kernel::Lindley).source(HeapMemory::Private))
                 .unwrap();
-        assert!(lindley.workgroup_bytes >= crate::contract::HIST_BINS * 4);
+        assert!(lindley.workgroup_bytes >= qsweep_core::contract::HIST_BINS * 4);
         // The histogram and what side-by-side segments exchange (a map,
         // sums, counts, maxima and --slo counts per lane, and the tile's
         // segment count), each rounded up to 16 bytes as WebGPU counts them.
-        let segments = crate::contract::TILE_REPS * (8 + 16 + 16 + 8 + 16) + 16;
-        let hist = (crate::contract::HIST_BINS * 4).next_multiple_of(16);
+        let segments = qsweep_core::contract::TILE_REPS * (8 + 16 + 16 + 8 + 16) + 16;
+        let hist = (qsweep_core::contract::HIST_BINS * 4).next_multiple_of(16);
         assert_eq!(lindley.workgroup_bytes, hist + segments);
         let mut small = wgpu::Limits::downlevel_defaults();
         small.max_storage_buffers_per_shader_stage = lindley.storage_buffers - 1;

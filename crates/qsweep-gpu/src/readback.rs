@@ -7,8 +7,8 @@ use anyhow::{anyhow, bail, Result};
 use super::buffers::BatchBuffers;
 use super::plan::BatchPlan;
 use super::OpenDevice;
-use crate::contract::{rep_status, RepResult, HIST_WORDS_PER_BIN, TILE_REPS};
-use crate::engine::{Batch, BatchOutput};
+use qsweep_core::contract::{rep_status, RepResult, HIST_WORDS_PER_BIN, TILE_REPS};
+use qsweep_core::engine::{Batch, BatchOutput};
 
 /// The batch's output, once every pass has been retired.
 pub(super) fn batch_output(

@@ -76,8 +76,8 @@ pub(super) const LANE_STATE_BYTES: u64 = std::mem::size_of::<LaneState>() as u64
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::{Kernel, Law, PointParams, RepResult, Tile};
-    use crate::engine::gpu::Specialization;
+    use crate::Specialization;
+    use qsweep_core::contract::{Kernel, Law, PointParams, RepResult, Tile};
     use std::mem::{offset_of, size_of};
 
     /// A struct's layout: its size and, per field, name, offset and size.
@@ -137,8 +137,7 @@ mod tests {
         Kernel::ALL
             .iter()
             .map(|&kernel| {
-                let source =
-                    Specialization::plain(kernel).source(crate::engine::gpu::HeapMemory::Workgroup);
+                let source = Specialization::plain(kernel).source(crate::HeapMemory::Workgroup);
                 let module = naga::front::wgsl::parse_str(&source)
                     .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
                 (kernel, module)

@@ -8,15 +8,15 @@
 //! keeps its measured rate, which sizes the run's first engine call
 //! ([`GpuEngine::expect_rate`]): a device-sized call from the start.
 //!
-//! [`Backend`] (the names themselves) is `crate::spec::Backend`.
+//! [`Backend`] (the names themselves) is `qsweep_core::spec::Backend`.
 
 use anyhow::Result;
 
-use crate::engine::cpu::CpuEngine;
-use crate::engine::gpu::{list_adapters, AdapterChoice, AdapterClass, GpuEngine};
-use crate::engine::Engine;
-use crate::run::calibrate::{calibrate_on, Chosen, Sample};
-use crate::spec::Backend;
+use qsweep_core::engine::cpu::CpuEngine;
+use qsweep_core::engine::Engine;
+use qsweep_core::run::calibrate::{calibrate_on, Chosen, Sample};
+use qsweep_core::spec::Backend;
+use qsweep_gpu::{list_adapters, AdapterChoice, AdapterClass, GpuEngine};
 
 /// Address space a GPU driver needs to start, at least. Under a smaller
 /// `ulimit -v` no driver is loaded at all, because one that runs out of
@@ -29,13 +29,13 @@ pub const GPU_ADDRESS_SPACE_BYTES: u64 = 2 << 30;
 /// Why no GPU driver may be loaded in this process, if one may not: its
 /// address-space limit is below [`GPU_ADDRESS_SPACE_BYTES`].
 pub fn gpu_out_of_reach() -> Option<String> {
-    let limit = crate::memory::address_space_bytes()?;
+    let limit = qsweep_core::memory::address_space_bytes()?;
     (limit < GPU_ADDRESS_SPACE_BYTES).then(|| {
         format!(
             "the address-space limit (ulimit -v) of {} is below the {} a GPU driver needs to \
              start, so no driver was loaded",
-            crate::memory::human(limit),
-            crate::memory::human(GPU_ADDRESS_SPACE_BYTES)
+            qsweep_core::memory::human(limit),
+            qsweep_core::memory::human(GPU_ADDRESS_SPACE_BYTES)
         )
     })
 }
@@ -97,7 +97,7 @@ fn auto(choice: &AdapterChoice, threads: usize, sample: &Sample) -> Result<Chose
             engine: Box::new(cpu),
         });
     }
-    let wanted = |a: &&crate::engine::gpu::AdapterDesc| {
+    let wanted = |a: &&qsweep_gpu::AdapterDesc| {
         choice
             .name
             .as_ref()

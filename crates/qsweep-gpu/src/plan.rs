@@ -29,12 +29,12 @@ use super::layout::LANE_STATE_BYTES;
 use super::pass_rates::PassRates;
 use super::pipelines::FAST_HEAP_MAX_SERVERS;
 use super::Specialization;
-use crate::engine::HARDWARE_CALL_REPS;
-use crate::contract::costs::{cooperative_loop_cost_per_customer, loop_cost_per_customer};
-use crate::contract::{
+use qsweep_core::contract::costs::{cooperative_loop_cost_per_customer, loop_cost_per_customer};
+use qsweep_core::contract::{
     dispatch, Kernel, PointParams, RepResult, Tile, HIST_BINS, HIST_WORDS_PER_BIN, TILE_REPS,
 };
-use crate::engine::Batch;
+use qsweep_core::engine::Batch;
+use qsweep_core::engine::HARDWARE_CALL_REPS;
 
 /// Servers in one Kiefer–Wolfowitz queue on the GPU, at most (its heap
 /// loops run over all servers; the CPU engine has no such limit).
@@ -134,7 +134,7 @@ pub const MAX_PASS_CUSTOMERS: u32 = u32::MAX / TILE_REPS;
 /// draws, and a smaller one gains up to [`MAX_SEGMENTS`] times the
 /// invocations for it.
 ///
-/// [`MAX_SEGMENTS`]: crate::contract::MAX_SEGMENTS
+/// [`MAX_SEGMENTS`]: qsweep_core::contract::MAX_SEGMENTS
 pub const SIDE_BY_SIDE_BELOW_REPS: u64 = 1 << 16;
 
 /// How replications that can spread over several invocations run on the
@@ -142,7 +142,7 @@ pub const SIDE_BY_SIDE_BELOW_REPS: u64 = 1 << 16;
 /// central queue's servers ([`cooperative_candidate`]). The numbers are the
 /// same to the bit either way.
 ///
-/// [`Segments`]: crate::contract::Segments
+/// [`Segments`]: qsweep_core::contract::Segments
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SegmentLayout {
     /// One invocation per replication, its segments in turn, its heap

@@ -8,8 +8,8 @@ use super::buffers::BatchBuffers;
 use super::pass_rates::{PassLength, PassRates, TARGET_PASS_SECONDS};
 use super::plan::{BatchPlan, SegmentLayout};
 use super::*;
-use crate::contract::{Kernel, PointParams, Tile, HIST_WORDS_PER_BIN, TILE_REPS};
-use crate::engine::schedule::tiles_for_points;
+use qsweep_core::contract::{Kernel, PointParams, Tile, HIST_WORDS_PER_BIN, TILE_REPS};
+use qsweep_core::engine::schedule::tiles_for_points;
 
 /// A spec's points as one batch: parameters, tiles, table, slots.
 struct OwnedBatch {
@@ -21,8 +21,8 @@ struct OwnedBatch {
 
 impl OwnedBatch {
     fn from_toml(toml: &str) -> Self {
-        let spec = crate::spec::Spec::from_toml_str(toml, "test", Path::new(".")).unwrap();
-        let (prepared, table) = crate::run::prepare(&spec, spec.points());
+        let spec = qsweep_core::spec::Spec::from_toml_str(toml, "test", Path::new(".")).unwrap();
+        let (prepared, table) = qsweep_core::run::prepare(&spec, spec.points());
         let params: Vec<PointParams> = prepared.iter().map(|p| p.params).collect();
         let (tiles, slots) = tiles_for_points(params.len() as u32, spec.run.reps);
         Self {
@@ -55,7 +55,7 @@ fn large_gpu_limits() -> wgpu::Limits {
 
 #[test]
 fn the_default_study_runs_each_pipeline_in_one_dispatch_on_a_large_gpu() {
-    let owned = OwnedBatch::from_toml(crate::spec::SEED_TOML);
+    let owned = OwnedBatch::from_toml(qsweep_core::spec::SEED_TOML);
     // A hardware adapter runs the default study's one-server segments side
     // by side (5120 replications leave a large GPU idle otherwise).
     let layout = SegmentLayout::for_batch(&owned.batch(), false, &large_gpu_limits());
@@ -173,7 +173,7 @@ fn the_default_study_runs_each_pipeline_in_one_dispatch_on_a_large_gpu() {
 /// replication (only the calls' shapes are under test, not the numbers).
 struct ReplayedH200 {
     calls: Vec<(Vec<PointParams>, Vec<Tile>, u32)>,
-    cpu: crate::engine::cpu::CpuEngine,
+    cpu: qsweep_core::engine::cpu::CpuEngine,
 }
 
 /// The modelled H200's rate in loop iterations per second: its resident
@@ -182,17 +182,17 @@ struct ReplayedH200 {
 /// at 1.98 GHz.
 const H200_LOOPS_PER_SECOND: f64 = 132.0 * 2048.0 * 1.98e9 / 200.0;
 
-impl crate::engine::Engine for ReplayedH200 {
+impl qsweep_core::engine::Engine for ReplayedH200 {
     fn label(&self) -> String {
         "replayed H200".to_string()
     }
 
-    fn call_sizing(&self) -> crate::engine::CallSizing {
+    fn call_sizing(&self) -> qsweep_core::engine::CallSizing {
         // The GPU engine's own sizing on hardware with an H200's limits.
         super::call_sizing_for(&large_gpu_limits(), true, Some(H200_LOOPS_PER_SECOND))
     }
 
-    fn run(&mut self, batch: &Batch) -> anyhow::Result<crate::engine::BatchOutput> {
+    fn run(&mut self, batch: &Batch) -> anyhow::Result<qsweep_core::engine::BatchOutput> {
         self.calls
             .push((batch.params.to_vec(), batch.tiles.to_vec(), batch.slots));
         let short: Vec<PointParams> = batch
@@ -213,15 +213,19 @@ impl crate::engine::Engine for ReplayedH200 {
 
 #[test]
 fn the_run_loop_gives_an_h200_the_default_study_in_device_sized_calls() {
-    let spec =
-        crate::spec::Spec::from_toml_str(crate::spec::SEED_TOML, "seed", Path::new(".")).unwrap();
-    let (points, table) = crate::run::prepare(&spec, spec.points());
+    let spec = qsweep_core::spec::Spec::from_toml_str(
+        qsweep_core::spec::SEED_TOML,
+        "seed",
+        Path::new("."),
+    )
+    .unwrap();
+    let (points, table) = qsweep_core::run::prepare(&spec, spec.points());
     let mut engine = ReplayedH200 {
         calls: Vec::new(),
-        cpu: crate::engine::cpu::CpuEngine::new(2),
+        cpu: qsweep_core::engine::cpu::CpuEngine::new(2),
     };
     let mut rows = 0;
-    crate::run::run_points(&points, &table, spec.run.reps, &mut engine, &mut |_| {
+    qsweep_core::run::run_points(&points, &table, spec.run.reps, &mut engine, &mut |_| {
         rows += 1;
         Ok(())
     })
@@ -283,20 +287,20 @@ fn the_run_loop_gives_an_h200_the_default_study_in_device_sized_calls() {
 fn calls_are_cut_to_what_one_binding_holds_before_they_are_made() {
     struct Small {
         calls: Vec<(u32, usize)>,
-        cpu: crate::engine::cpu::CpuEngine,
+        cpu: qsweep_core::engine::cpu::CpuEngine,
     }
-    impl crate::engine::Engine for Small {
+    impl qsweep_core::engine::Engine for Small {
         fn label(&self) -> String {
             "small".to_string()
         }
-        fn call_sizing(&self) -> crate::engine::CallSizing {
-            crate::engine::CallSizing {
+        fn call_sizing(&self) -> qsweep_core::engine::CallSizing {
+            qsweep_core::engine::CallSizing {
                 max_slots: 7,
                 max_tiles: 9,
                 ..Default::default()
             }
         }
-        fn run(&mut self, batch: &Batch) -> anyhow::Result<crate::engine::BatchOutput> {
+        fn run(&mut self, batch: &Batch) -> anyhow::Result<qsweep_core::engine::BatchOutput> {
             self.calls.push((batch.slots, batch.tiles.len()));
             if batch.slots > 7 || batch.tiles.len() > 9 {
                 anyhow::bail!(
@@ -308,20 +312,20 @@ fn calls_are_cut_to_what_one_binding_holds_before_they_are_made() {
             self.cpu.run(batch)
         }
     }
-    let spec = crate::spec::Spec::from_toml_str(
+    let spec = qsweep_core::spec::Spec::from_toml_str(
         "[sweep]\nrouting = [\"random\", \"jsq\"]\nservers = [2, 3, 4, 5, 6]\nrho = [0.5]\n\
          service = [\"exp(mean=1)\"]\n[run]\nreps = 200\ncustomers = 500\nwarmup = 0\n",
         "small",
         Path::new("."),
     )
     .unwrap();
-    let (points, table) = crate::run::prepare(&spec, spec.points());
+    let (points, table) = qsweep_core::run::prepare(&spec, spec.points());
     let mut engine = Small {
         calls: Vec::new(),
-        cpu: crate::engine::cpu::CpuEngine::new(1),
+        cpu: qsweep_core::engine::cpu::CpuEngine::new(1),
     };
     let mut errors = 0;
-    crate::run::run_points(&points, &table, spec.run.reps, &mut engine, &mut |r| {
+    qsweep_core::run::run_points(&points, &table, spec.run.reps, &mut engine, &mut |r| {
         errors += usize::from(r.error.is_some());
         Ok(())
     })
@@ -337,7 +341,7 @@ fn calls_are_cut_to_what_one_binding_holds_before_they_are_made() {
 
 #[test]
 fn only_memory_splits_a_pipeline_group() {
-    let owned = OwnedBatch::from_toml(crate::spec::SEED_TOML);
+    let owned = OwnedBatch::from_toml(qsweep_core::spec::SEED_TOML);
     let small = wgpu::Limits {
         max_storage_buffer_binding_size: 32 << 20,
         ..large_gpu_limits()
@@ -360,7 +364,7 @@ fn only_memory_splits_a_pipeline_group() {
             let servers = a
                 .max_servers
                 .max(owned.params[plan.tiles[b.tile_offset as usize].param_index as usize].servers);
-            let lanes = (a.lanes() + u64::from(crate::contract::TILE_REPS)) as f64;
+            let lanes = (a.lanes() + u64::from(qsweep_core::contract::TILE_REPS)) as f64;
             assert!(lanes * f64::from(servers) * 4.0 > f64::from(32u32 << 20));
         }
     }
@@ -368,7 +372,7 @@ fn only_memory_splits_a_pipeline_group() {
 
 #[test]
 fn timed_passes_start_conservatively_adapt_and_stop_at_the_end() {
-    let owned = OwnedBatch::from_toml(crate::spec::SEED_TOML);
+    let owned = OwnedBatch::from_toml(qsweep_core::spec::SEED_TOML);
     let layout = SegmentLayout::InTurn;
     let plan = BatchPlan::new(&owned.batch(), &large_gpu_limits(), layout).unwrap();
     let d = &plan.dispatches[0];
@@ -535,7 +539,7 @@ fn a_fixed_cost_per_pass_is_fitted_and_never_collapses_the_passes() {
 
 #[test]
 fn one_odd_pass_does_not_reset_the_model_and_each_pipeline_has_its_own() {
-    let owned = OwnedBatch::from_toml(crate::spec::SEED_TOML);
+    let owned = OwnedBatch::from_toml(qsweep_core::spec::SEED_TOML);
     let plan = BatchPlan::new(&owned.batch(), &large_gpu_limits(), SegmentLayout::InTurn).unwrap();
     let (lindley, central) = (&plan.dispatches[0], plan.dispatches.last().unwrap());
     assert_ne!(lindley.spec, central.spec);
@@ -604,7 +608,7 @@ fn run_prefilled(gpu: &mut GpuEngine, batch: &Batch, hist: &[u32]) -> BatchOutpu
         &buffers,
         &mut gpu.rates,
         gpu.timestamps,
-        crate::engine::Watch::none(),
+        qsweep_core::engine::Watch::none(),
     )
     .unwrap();
     readback::batch_output(&gpu.gpu, batch, &plan, &buffers).unwrap()
@@ -660,7 +664,9 @@ fn pass_cutting_never_changes_results() {
     // And the CPU engine's, to the bit: the central queue of 4 (its heap in
     // fast memory) beside the one of 100 (in storage memory) in one
     // dispatch changes nothing.
-    let cpu = crate::engine::cpu::CpuEngine::new(2).run(&batch).unwrap();
+    let cpu = qsweep_core::engine::cpu::CpuEngine::new(2)
+        .run(&batch)
+        .unwrap();
     assert_eq!(
         bytemuck::cast_slice::<_, u32>(&cpu.reps),
         bytemuck::cast_slice::<_, u32>(&first.reps),
@@ -694,7 +700,7 @@ fn histogram_bins_carry_past_2_to_the_32() {
     let plain = gpu.run(&batch).unwrap();
     // Every bin starts at 3 × 2^32 + 2^32 - 16: 16 more customers carry.
     let (lo, hi) = (u32::MAX - 15, 3u32);
-    let words = crate::engine::hist_len(batch.slots) * HIST_WORDS_PER_BIN as usize;
+    let words = qsweep_core::engine::hist_len(batch.slots) * HIST_WORDS_PER_BIN as usize;
     let prefill: Vec<u32> = (0..words)
         .map(|w| if w % 2 == 0 { lo } else { hi })
         .collect();
@@ -809,7 +815,7 @@ fn only_a_software_adapter_refuses_a_customer_over_its_loop_cap() {
         "[sweep]\nrouting = [\"lwl\"]\nservers = [60000]\nrho = [0.5]\n\
          service = [\"exp(mean=1)\"]\n\n[run]\nreps = 4\ncustomers = 10\nwarmup = 0\n",
     );
-    assert!(crate::contract::costs::loop_cost_per_customer(&owned.params[0]) > LOOP_BUDGET);
+    assert!(qsweep_core::contract::costs::loop_cost_per_customer(&owned.params[0]) > LOOP_BUDGET);
     let err = super::plan::check_gpu_limits(&owned.params, true).unwrap_err();
     assert!(err.to_string().contains("--backend cpu"), "{err}");
     super::plan::check_gpu_limits(&owned.params, false).unwrap();
@@ -856,7 +862,9 @@ fn cooperative_central_queues_agree_with_one_invocation_and_the_cpu_to_the_bit()
             single >= large as usize,
             "{single} tiles of one for {large}"
         );
-        let cpu = crate::engine::cpu::CpuEngine::new(2).run(&batch).unwrap();
+        let cpu = qsweep_core::engine::cpu::CpuEngine::new(2)
+            .run(&batch)
+            .unwrap();
         assert!(cpu.hist.iter().sum::<u64>() > 0);
         if toml.contains("patience") {
             assert!(cpu.reps.iter().all(|r| r.lost > 0), "{toml}");

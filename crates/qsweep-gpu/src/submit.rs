@@ -31,8 +31,8 @@ use super::pipelines::PipelineCache;
 use super::plan::{BatchPlan, DispatchPlan, SegmentLayout};
 use super::timer::{PassTimer, PASSES_IN_FLIGHT, PASSES_PER_READ};
 use super::OpenDevice;
-use crate::contract::{Kernel, PointParams, TILE_REPS};
-use crate::engine::{Cancelled, Watch};
+use qsweep_core::contract::{Kernel, PointParams, TILE_REPS};
+use qsweep_core::engine::{Cancelled, Watch};
 
 /// What the device did for one batch.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -347,7 +347,7 @@ impl<'a> PassTracker<'a> {
 }
 
 /// Add one batch's `tally` to what the device did since the engine opened.
-pub(super) fn add_to_report(report: &mut crate::engine::DeviceReport, tally: &PassTally) {
+pub(super) fn add_to_report(report: &mut qsweep_core::engine::DeviceReport, tally: &PassTally) {
     report.dispatches += tally.dispatches;
     report.passes += tally.passes;
     report.max_invocations_per_dispatch = report

@@ -209,7 +209,7 @@ pub(super) fn choose(inst: &wgpu::Instance, choice: &AdapterChoice) -> Result<wg
                 .into_iter()
                 .find(|a| a.get_info().name.to_lowercase().contains(&needle))
                 .ok_or_else(|| {
-                    anyhow::Error::from(crate::UsageError(format!(
+                    anyhow::Error::from(qsweep_core::UsageError(format!(
                         "--adapter: no adapter matches '{name}'; expected part of a name that \
                          `qsweep adapters` lists"
                     )))

@@ -1,5 +1,12 @@
-//! The GPU engine: the WGSL kernels in `shaders/` run through wgpu on any
-//! Vulkan, Metal, DX12 or GL adapter (lavapipe included).
+//! qsweep-gpu, the GPU engine: the WGSL kernels in `shaders/` run through
+//! wgpu on any Vulkan, Metal, DX12 or GL adapter (lavapipe included), and
+//! [`opcount`], their operations per customer counted from naga's IR.
+//!
+//! A crate of its own so that the GPU stack (wgpu, naga, pollster) compiles
+//! only here (issue 43): `qsweep-core` (spec, contract, the CPU engine,
+//! statistics, the run loop) builds without it, and this crate implements
+//! core's [`Engine`] trait like the CPU engine does. Choosing between the
+//! two engines, and `qsweep bench`, is `qsweep-backend`, above both.
 //!
 //! [`GpuEngine::run`] takes a batch through four steps, one module each:
 //! - `plan`: which points the GPU takes, the tiles' order, dispatches sized
@@ -20,15 +27,16 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use super::{
+use qsweep_core::contract::Kernel;
+use qsweep_core::engine::{
     hand_over, Batch, BatchOutput, CallSizing, Cancelled, DeviceReport, Engine, TileDone, Watch,
     HARDWARE_CALL_REPS,
 };
-use crate::contract::Kernel;
 
 mod adapter;
 mod buffers;
 mod layout;
+pub mod opcount;
 mod pass_rates;
 mod peak;
 mod pipelines;
@@ -161,7 +169,7 @@ impl GpuEngine {
                 AdapterClass::Hardware => "hardware",
             }
             .to_string(),
-            limits: crate::engine::DeviceLimitsReport {
+            limits: qsweep_core::engine::DeviceLimitsReport {
                 from: limits_from.name().to_string(),
                 max_storage_buffers_per_shader_stage: limits.max_storage_buffers_per_shader_stage,
                 max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
@@ -225,7 +233,7 @@ impl GpuEngine {
     /// The WGSL this engine compiles for `p`'s pipeline (its fast heap
     /// where this adapter keeps it): what `qsweep bench` counts operations
     /// of.
-    pub fn kernel_source(&self, p: &crate::contract::PointParams) -> String {
+    pub fn kernel_source(&self, p: &qsweep_core::contract::PointParams) -> String {
         self.pipelines.source(&Specialization::of(p))
     }
 
@@ -305,7 +313,11 @@ impl GpuEngine {
         if !self.hardware() || seconds <= 0.0 {
             return;
         }
-        let work: f64 = batch.tiles.iter().map(|t| super::tile_work(batch, t)).sum();
+        let work: f64 = batch
+            .tiles
+            .iter()
+            .map(|t| qsweep_core::engine::tile_work(batch, t))
+            .sum();
         let rate = work / seconds;
         let filled = batch.total_reps() as u64 >= HARDWARE_CALL_REPS;
         if filled || self.expected_rate.is_some_and(|r| rate > r) {
@@ -370,14 +382,15 @@ fn call_sizing_for(
     let binding = limits
         .max_storage_buffer_binding_size
         .min(limits.max_buffer_size);
-    let tile_bytes = u64::from(crate::contract::TILE_REPS)
-        * std::mem::size_of::<crate::contract::RepResult>() as u64;
-    let slot_bytes =
-        u64::from(crate::contract::HIST_BINS) * u64::from(crate::contract::HIST_WORDS_PER_BIN) * 4;
+    let tile_bytes = u64::from(qsweep_core::contract::TILE_REPS)
+        * std::mem::size_of::<qsweep_core::contract::RepResult>() as u64;
+    let slot_bytes = u64::from(qsweep_core::contract::HIST_BINS)
+        * u64::from(qsweep_core::contract::HIST_WORDS_PER_BIN)
+        * 4;
     let (fill_reps, max_reps) = if hardware {
         (HARDWARE_CALL_REPS, HARDWARE_CALL_REPS)
     } else {
-        (0, crate::engine::DEFAULT_MAX_CALL_REPS)
+        (0, qsweep_core::engine::DEFAULT_MAX_CALL_REPS)
     };
     CallSizing {
         expected_rate,

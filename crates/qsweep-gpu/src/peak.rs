@@ -12,7 +12,7 @@ use super::plan::MAX_GROUPS_PER_DIM;
 use super::timer::PassTimer;
 use super::GpuEngine;
 
-pub const PEAK_WGSL: &str = include_str!("../../../../../shaders/peak.wgsl");
+pub const PEAK_WGSL: &str = include_str!("../../../shaders/peak.wgsl");
 
 /// Loop iterations per invocation of the peak kernel (under lavapipe's
 /// 65535, see [`LOOP_BUDGET`](super::LOOP_BUDGET)).
@@ -83,7 +83,7 @@ impl GpuEngine {
             let invocations = (u64::from(groups_x) * u64::from(groups_y) * 64) as f64;
             // One dispatch of about `target` (never near an OS watchdog,
             // whatever `seconds` asks) measures the peak.
-            let target = seconds.min(crate::engine::MAX_CALL_SECONDS) * 0.8;
+            let target = seconds.min(qsweep_core::engine::MAX_CALL_SECONDS) * 0.8;
             if wall >= target || groups >= max_groups {
                 return Ok(invocations * PEAK_OPS_PER_INVOCATION / secs.max(1e-9));
             }

@@ -11,8 +11,8 @@ use super::layout::{DispatchInfo, LANE_STATE_BYTES};
 use super::plan::BatchPlan;
 use super::timer::PASSES_IN_FLIGHT;
 use super::OpenDevice;
-use crate::contract::Kernel;
-use crate::engine::Batch;
+use qsweep_core::contract::Kernel;
+use qsweep_core::engine::Batch;
 
 /// One batch's buffers, by binding.
 pub(super) struct BatchBuffers {
