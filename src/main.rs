@@ -56,9 +56,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    qsweep_core::provenance::set_git_revision(
-        option_env!("QSWEEP_GIT_REVISION").unwrap_or("unknown"),
-    );
+    qsweep_core::provenance::set_git_revision(option_env!("QSWEEP_GIT_REVISION"));
     let cli = Cli::parse();
     let result: Result<()> = match cli.command {
         Command::Run(args) => commands::run_command(&args),

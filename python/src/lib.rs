@@ -401,9 +401,7 @@ fn analytic(
 
 #[pymodule]
 fn _qsweep(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    qsweep_core::provenance::set_git_revision(
-        option_env!("QSWEEP_GIT_REVISION").unwrap_or("unknown"),
-    );
+    qsweep_core::provenance::set_git_revision(option_env!("QSWEEP_GIT_REVISION"));
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(analytic, m)?)?;
     m.add_function(wrap_pyfunction!(flag_names, m)?)?;

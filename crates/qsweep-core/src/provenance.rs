@@ -31,10 +31,12 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// this library (issue 43).
 static GIT_REVISION: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
 
-/// Records the git commit the running program was built from (the first call
-/// wins).
-pub fn set_git_revision(revision: &'static str) {
-    let _ = GIT_REVISION.set(revision);
+/// Records the git commit the running program was built from, as its build
+/// script embedded it (`None` without git; the first call wins).
+pub fn set_git_revision(revision: Option<&'static str>) {
+    if let Some(revision) = revision {
+        let _ = GIT_REVISION.set(revision);
+    }
 }
 
 /// The git commit recorded by [`set_git_revision`], or `unknown`.
