@@ -1,9 +1,8 @@
 //! `qsweep._qsweep`: the extension module behind the Python package
-//! (`python/qsweep/`). It drives the library exactly as `qsweep run` does
-//! (`Session::open` → `Session::choose_engine` → `Session::begin` →
-//! `Session::simulate`, which writes each point's row, with the same
-//! `PointReport` per point → `Session::finish`, as in `src/commands.rs`), so a frame holds the CSV's own fields, as text,
-//! and Python only converts them to numbers.
+//! (`python/qsweep/`). It drives the library exactly as `qsweep run` does,
+//! through the same run driver (`qsweep_core::run::driver`, with the same
+//! `PointReport` per point), so a frame holds the CSV's own fields, as
+//! text, and Python only converts them to numbers.
 //!
 //! Keyword arguments arrive as the CLI's flags (`--servers=51`) and are
 //! parsed by the CLI's own `SweepArgs`: the same defaults, the same checks,
@@ -33,9 +32,10 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use qsweep_core::output;
+use qsweep_core::run::driver::{self, Launch};
+use qsweep_core::run::report::PointReport;
 use qsweep_core::run::session::{self, Session};
-use qsweep_core::run::Interrupted;
-use qsweep_core::spec::Backend;
+use qsweep_core::run::{Interrupted, PointResult};
 use qsweep_core::spec::{AnalyticArgs, Spec, SpecError, SweepArgs};
 use qsweep_core::UsageError;
 
@@ -168,87 +168,87 @@ struct Finished {
 }
 
 /// `qsweep run` with `flags`, reporting through `tx`; `temp_out` means the
-/// output is a temporary file nobody will resume.
+/// output is a temporary file nobody will resume. The run is the library's
+/// [`driver`], as under `qsweep run`; only what it shows differs.
 fn simulate(
     flags: &RunFlags,
     temp_out: bool,
     stop: &AtomicBool,
     tx: &Sender<Event>,
 ) -> Result<Finished> {
+    // Every message, the run's notes and its alerts (rows kept, how to
+    // resume) alike, reaches Python as a note, so `quiet=True` silences
+    // them and a notebook shows them.
     let say = |msg: &str| {
         let _ = tx.send(Event::Note(msg.to_string()));
     };
-    let mut session = Session::open(&session::Request {
-        sweep: &flags.sweep,
-        resume: flags.resume,
-        shard: flags.shard.as_deref(),
-        from_meta: flags.from_meta.as_deref(),
-    })?;
-    // A stopped run says how to resume it as a call of qsweep.run.
-    session.caller = session::Caller::Python;
-    let run = session.spec.run.clone();
-    let mut engine = session
-        .choose_engine(&qsweep_backend::backend::choose_for, &say)?
-        .engine;
-    let first_label = engine.label();
-    let todo = session.begin(&first_label, &say)?;
-    say(&session.banner());
-    // As `qsweep run`'s progress: customers, so the bar moves with the work.
-    let planned: f64 = todo
-        .iter()
-        .map(|p| {
-            f64::from(qsweep_core::run::rounds::first_round(p, run.reps))
-                * qsweep_core::run::rounds::rep_customers(p)
-        })
-        .sum();
-    let _ = tx.send(Event::Start {
-        total: session.in_file,
-        done: session.done_before,
-        planned,
-    });
-
-    let can_fall_back = run.backend == Backend::Auto && first_label != "cpu";
-    let mut wide_points = Vec::new();
-    let result = session.simulate(
-        todo,
-        &mut engine,
-        can_fall_back,
-        &say,
-        &mut |session, _fields, r| {
-            let report = session::PointReport::of(&session.spec, r);
-            let _ = tx.send(Event::Point {
-                line: report.line,
-                customers: report.customers,
-            });
-            if report.wide {
-                wide_points.push(r.point.grid.index);
-            }
-            for (warning, _) in &report.warnings {
-                say(warning);
-            }
-            Ok(())
+    let launch = Launch::open(
+        &session::Request {
+            sweep: &flags.sweep,
+            resume: flags.resume,
+            shard: flags.shard.as_deref(),
+            from_meta: flags.from_meta.as_deref(),
         },
+        // A stopped run says how to resume it as a call of qsweep.run.
+        session::Caller::Python,
+        |_| Ok(()),
+        &qsweep_backend::backend::choose_for,
+        &say,
+    )?;
+    let finished = launch.run(
+        driver::Options {
+            estimate_long_runs: false,
+            resumable: !temp_out,
+        },
+        &driver::Says {
+            note: &say,
+            alert: &say,
+        },
+        &mut Events(tx),
         stop,
-    );
-    if temp_out && result.is_err() {
-        // Nothing to resume: the temporary CSV goes with its folder (and
-        // `finish` would print a resume command for it).
-        return Err(result.expect_err("checked"));
-    }
-    // Its messages (rows kept, how to resume) reach Python as notes, so
-    // `quiet=True` silences them and a notebook shows them.
-    session.finish(result, &say)?;
+    )?;
+    let mut session = finished.session;
     Ok(Finished {
         engines: session.engines(),
         spec_toml: session.spec.to_toml(),
         source: session.spec.source.clone(),
         out: (!temp_out).then(|| session.out.clone()),
         new_rows: session.new_rows(),
-        wide_points,
+        wide_points: finished.wide_points,
         sim_seconds: session.sim_seconds,
         sim_customers: session.sim_customers,
         rows: std::mem::take(&mut session.rows),
     })
+}
+
+/// The run's progress as events for the waiting thread.
+struct Events<'a>(&'a Sender<Event>);
+
+impl driver::Observer for Events<'_> {
+    fn start(&mut self, session: &Session, planned: f64) {
+        let _ = self.0.send(Event::Start {
+            total: session.in_file,
+            done: session.done_before,
+            planned,
+        });
+    }
+
+    fn point(
+        &mut self,
+        _session: &Session,
+        _fields: &[String],
+        _r: &PointResult<'_>,
+        report: &PointReport,
+    ) -> Result<()> {
+        let _ = self.0.send(Event::Point {
+            line: report.line.clone(),
+            customers: report.customers,
+        });
+        for (warning, _) in &report.warnings {
+            let _ = self.0.send(Event::Note(warning.clone()));
+        }
+        Ok(())
+    }
 }
 
 /// Hands one event to the Python reporter (`qsweep._progress.Reporter`).

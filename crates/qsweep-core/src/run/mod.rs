@@ -11,6 +11,10 @@
 //!   `merge`, and carrying on after an engine failure;
 //! - [`session`]: the lifecycle of `qsweep run` around the loop: checks on
 //!   the output, the `.meta.json`, rows written as points finish;
+//! - [`row`]: a finished point as its results-CSV row;
+//! - [`report`]: a finished point's progress line and warnings;
+//! - [`driver`]: the one run driver of the CLI and the Python module
+//!   (session, engine, points, finish), with the front end as observer;
 //! - [`interrupt`]: Ctrl-C and SIGTERM;
 //! - [`calibrate`]: an engine's measured speed on a sample of the sweep's
 //!   own points, and the engine chosen (the chooser itself is passed in by
@@ -18,16 +22,20 @@
 //! - [`estimate`]: a run's memory (refused beyond the limit before anything
 //!   is allocated) and time (calibrated on the engine), for `--dry-run`.
 //!
-//! Dependencies point one way: `session` → `resume` → `rounds` → `point` →
+//! Dependencies point one way: `driver` → `session` → (`row`, `report`) →
+//! `point`; `session` → `resume` → `rounds` → `point` →
 //! (`precision`, `warmup`).
 
 pub mod calibrate;
+pub mod driver;
 pub mod estimate;
 pub mod interrupt;
 pub mod point;
 pub mod precision;
+pub mod report;
 pub mod resume;
 pub mod rounds;
+pub mod row;
 pub mod session;
 pub mod warmup;
 
