@@ -33,7 +33,7 @@
 //! the warnings, and `--dry-run`.
 
 use crate::dist::Dist;
-use crate::output::num;
+use crate::number::num;
 use crate::routing::Routing;
 use crate::spec::GridPoint;
 use crate::stats::PointStats;

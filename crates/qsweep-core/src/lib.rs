@@ -3,8 +3,9 @@
 //! spec to the results CSV.
 //!
 //! Why one crate still: the spec, the engine contract, the CPU engine, the
-//! statistics and the run loop are tied by import circles that are being cut
-//! (issue 43). What already builds apart: the figures (`qsweep-plot`,
+//! statistics and the run loop were tied by import circles; those are cut
+//! (issue 43: the modules' imports now form a DAG), and the modules are the
+//! next crates. What already builds apart: the figures (`qsweep-plot`,
 //! plotters), the GPU engine (`qsweep-gpu`: wgpu, naga and pollster compile
 //! only there; it implements [`engine::Engine`] like the CPU engine) and
 //! what chooses and measures engines (`qsweep-backend`: `--backend` and
@@ -27,6 +28,7 @@ pub mod fleet;
 pub mod horizon;
 pub mod memory;
 pub mod merge;
+pub mod number;
 pub mod output;
 pub mod progress;
 pub mod provenance;

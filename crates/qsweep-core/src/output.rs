@@ -16,6 +16,8 @@ use crate::spec::GridPoint;
 use crate::stats::{PointStats, P50, P90, P95, P99, P999};
 use crate::UsageError;
 
+pub use crate::number::num;
+
 /// One CSV column: its name and how a [`Row`] fills it, declared together so
 /// the two cannot drift apart. Column names are the product's interface:
 /// never rename one; new columns go at the end of [`TABLE`].
@@ -514,32 +516,6 @@ pub fn failed_points(rows: &[Vec<String>]) -> Vec<u32> {
 
 /// Columns whose values depend on the machine, not the spec and seed.
 pub const TIMING_COLUMNS: &[&str] = &["backend", "seconds", "customers_per_s"];
-
-/// Numbers with 7 significant digits, plain decimals where readable.
-pub fn num(x: f64) -> String {
-    if !x.is_finite() {
-        return if x.is_nan() {
-            String::new()
-        } else {
-            format!("{x}")
-        };
-    }
-    if x == 0.0 {
-        return "0".to_string();
-    }
-    let mag = x.abs().log10().floor() as i32;
-    if (-5..=9).contains(&mag) {
-        let decimals = (6 - mag).max(0) as usize;
-        let s = format!("{x:.decimals$}");
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            s
-        }
-    } else {
-        format!("{x:.6e}")
-    }
-}
 
 fn opt(x: Option<f64>) -> String {
     x.map(num).unwrap_or_default()

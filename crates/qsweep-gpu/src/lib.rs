@@ -52,13 +52,12 @@ pub use adapter::{list_adapters, AdapterChoice, AdapterClass, AdapterDesc, Devic
 pub use layout::{DispatchInfo, LaneState};
 pub use peak::{peak_source, PEAK_WGSL};
 pub use pipelines::{
-    HeapMemory, Specialization, DISPATCH_WGSL, FAST_HEAP_MAX_SERVERS, KIEFER_WOLFOWITZ_WGSL,
-    LINDLEY_WGSL,
+    HeapMemory, Specialization, COOPERATIVE_MIN_SERVERS, DISPATCH_WGSL, FAST_HEAP_MAX_SERVERS,
+    KIEFER_WOLFOWITZ_WGSL, LINDLEY_WGSL,
 };
 pub use plan::{
     cooperative_candidate, pass_customers, Layouts, SegmentLayout, COOPERATIVE_MAX_REPS,
-    COOPERATIVE_MIN_SERVERS, LOOP_BUDGET, MAX_GPU_SERVERS, MAX_PASS_CUSTOMERS,
-    SIDE_BY_SIDE_BELOW_REPS,
+    LOOP_BUDGET, MAX_GPU_SERVERS, MAX_PASS_CUSTOMERS, SIDE_BY_SIDE_BELOW_REPS,
 };
 pub use variants::{
     compile_variants, every_variant, resource_needs, write_kernels, KernelVariant, ResourceNeeds,

@@ -10,7 +10,6 @@ use std::collections::HashMap;
 
 use anyhow::{bail, Result};
 
-use super::plan::{SegmentLayout, COOPERATIVE_MIN_SERVERS};
 use qsweep_core::contract::{
     Kernel, LawKind, PointParams, Reneging, Thinning, HIST_BINS, TILE_REPS,
 };
@@ -50,6 +49,12 @@ const COOPERATIVE_WORKGROUP_BYTES: u64 = 32;
 
 /// Largest queue whose heap a kernel keeps in fast memory during a pass.
 pub const FAST_HEAP_MAX_SERVERS: u32 = 64;
+
+/// Servers from which a central queue's replication may be run by a whole
+/// workgroup (`run_cooperative` in kiefer_wolfowitz.wgsl): the queues
+/// whose heap no fast memory holds, so that one invocation's sift walks
+/// storage memory, a dependent load per level.
+pub const COOPERATIVE_MIN_SERVERS: u32 = FAST_HEAP_MAX_SERVERS + 1;
 
 /// Where a pipeline keeps its fast heap during a pass.
 ///
@@ -129,43 +134,6 @@ impl Specialization {
                 0
             },
         }
-    }
-
-    /// Each of `params`' pipeline in one batch ([`Self::of`] for each, but
-    /// one Kiefer–Wolfowitz pipeline per laws and thinning, whose fast heap
-    /// holds the batch's largest small queue, or where its large queues run
-    /// cooperatively (`central`), the largest lane's share of one): the
-    /// batch's central queues, small and large, then run side by side in
-    /// one dispatch rather than one after another, a dispatch per heap size.
-    pub fn for_batch(params: &[PointParams], central: SegmentLayout) -> Vec<Self> {
-        let own: Vec<Self> = params
-            .iter()
-            .map(|p| {
-                let rows = central.heap_rows(p);
-                if central.cooperative(p) && rows <= FAST_HEAP_MAX_SERVERS {
-                    Self {
-                        fast_heap: rows.max(8).next_power_of_two(),
-                        ..Self::of(p)
-                    }
-                } else {
-                    Self::of(p)
-                }
-            })
-            .collect();
-        let mut largest = std::collections::BTreeMap::new();
-        for s in &own {
-            let f = largest.entry(Self { fast_heap: 0, ..*s }).or_insert(0);
-            *f = (*f).max(s.fast_heap);
-        }
-        own.iter()
-            .map(|s| match s.kernel {
-                Kernel::KieferWolfowitz => Self {
-                    fast_heap: largest[&Self { fast_heap: 0, ..*s }],
-                    ..*s
-                },
-                _ => *s,
-            })
-            .collect()
     }
 
     /// The plainest pipeline of `kernel`: exponential laws, no thinning.

@@ -27,8 +27,7 @@ use anyhow::{bail, Result};
 use super::layout::LANE_STATE_BYTES;
 #[cfg(test)]
 use super::pass_rates::PassRates;
-use super::pipelines::FAST_HEAP_MAX_SERVERS;
-use super::Specialization;
+use super::pipelines::{Specialization, COOPERATIVE_MIN_SERVERS, FAST_HEAP_MAX_SERVERS};
 use qsweep_core::contract::costs::{cooperative_loop_cost_per_customer, loop_cost_per_customer};
 use qsweep_core::contract::{
     dispatch, Kernel, PointParams, RepResult, Tile, HIST_BINS, HIST_WORDS_PER_BIN, TILE_REPS,
@@ -67,12 +66,6 @@ pub const LOOP_BUDGET: u64 = 48_000;
 pub fn pass_customers(p: &PointParams) -> u32 {
     SegmentLayout::InTurn.pass_customers(p)
 }
-
-/// Servers from which a central queue's replication may be run by a whole
-/// workgroup (`run_cooperative` in kiefer_wolfowitz.wgsl): the queues
-/// whose heap no fast memory holds, so that one invocation's sift walks
-/// storage memory, a dependent load per level.
-pub const COOPERATIVE_MIN_SERVERS: u32 = FAST_HEAP_MAX_SERVERS + 1;
 
 /// Replications of large central queues in a batch up to which a hardware
 /// adapter runs each over a whole workgroup rather than one invocation: a
@@ -265,6 +258,48 @@ fn reps_where(batch: &Batch, pred: impl Fn(&PointParams) -> bool) -> u64 {
         .filter(|t| pred(&batch.params[t.param_index as usize]))
         .map(|t| u64::from(t.rep_count))
         .sum()
+}
+
+// Which pipelines a batch needs is planning (it follows the batch's
+// layout), so it lives here; `pipelines` knows one pipeline and imports
+// nothing of the plan.
+impl Specialization {
+    /// Each of `params`' pipeline in one batch ([`Self::of`] for each, but
+    /// one Kiefer–Wolfowitz pipeline per laws and thinning, whose fast heap
+    /// holds the batch's largest small queue, or where its large queues run
+    /// cooperatively (`central`), the largest lane's share of one): the
+    /// batch's central queues, small and large, then run side by side in
+    /// one dispatch rather than one after another, a dispatch per heap size.
+    pub fn for_batch(params: &[PointParams], central: SegmentLayout) -> Vec<Self> {
+        let own: Vec<Self> = params
+            .iter()
+            .map(|p| {
+                let rows = central.heap_rows(p);
+                if central.cooperative(p) && rows <= FAST_HEAP_MAX_SERVERS {
+                    Self {
+                        fast_heap: rows.max(8).next_power_of_two(),
+                        ..Self::of(p)
+                    }
+                } else {
+                    Self::of(p)
+                }
+            })
+            .collect();
+        let mut largest = std::collections::BTreeMap::new();
+        for s in &own {
+            let f = largest.entry(Self { fast_heap: 0, ..*s }).or_insert(0);
+            *f = (*f).max(s.fast_heap);
+        }
+        own.iter()
+            .map(|s| match s.kernel {
+                Kernel::KieferWolfowitz => Self {
+                    fast_heap: largest[&Self { fast_heap: 0, ..*s }],
+                    ..*s
+                },
+                _ => *s,
+            })
+            .collect()
+    }
 }
 
 /// A batch's layouts: of its one-server segments and of its large central

@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::load::{csv_error, LineCounter};
+use super::lines::{csv_error, LineCounter};
 use super::PlotError;
 
 /// The columns of a histogram CSV (`qsweep run --hist`).

@@ -86,10 +86,12 @@
 
 use std::path::Path;
 
+mod format;
 mod inputs;
 mod keys;
 mod labels;
 mod legend;
+mod lines;
 mod load;
 mod markers;
 mod output;
@@ -104,8 +106,9 @@ mod xaxis;
 #[cfg(test)]
 mod tests;
 
+use format::Format;
 use load::load;
-use output::{write_figure, Format};
+use output::write_figure;
 use panel::DrawStats;
 pub use paper::{parse_length, Length, PAPER_SIZES, PX_PER_INCH};
 use render::figure_size;

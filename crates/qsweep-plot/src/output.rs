@@ -10,6 +10,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
+use super::format::Format;
 use super::load::Loaded;
 use super::panel::DrawStats;
 use super::paper::FigureSize;
@@ -20,38 +21,6 @@ use super::{PlotError, PlotOptions};
 
 /// Device pixels per logical pixel in PNG output.
 pub(super) const PNG_SCALE: f64 = 2.0;
-
-/// Output formats, from the file name's extension (case-insensitive).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) enum Format {
-    Svg,
-    Png,
-    Pdf,
-}
-
-impl Format {
-    /// The format of `out`, or the error naming its unsupported extension.
-    pub(super) fn of(out: &Path) -> Result<Format, PlotError> {
-        let ext = out
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(|e| e.to_ascii_lowercase())
-            .unwrap_or_default();
-        match ext.as_str() {
-            "svg" => Ok(Format::Svg),
-            "png" => Ok(Format::Png),
-            "pdf" => Ok(Format::Pdf),
-            _ => Err(PlotError::UnsupportedFormat {
-                file: out.display().to_string(),
-                ext: if ext.is_empty() {
-                    "(none)".to_string()
-                } else {
-                    format!(".{ext}")
-                },
-            }),
-        }
-    }
-}
 
 /// Draw `l` at `size` and write it to `out` in `format`.
 pub(super) fn write_figure(

@@ -10,7 +10,7 @@
 //! SVG then declares its size in inches (`width="3.5in"`), the PDF's page is
 //! that size, and the PNG records the matching resolution.
 
-use super::output::Format;
+use super::format::Format;
 use super::PlotOptions;
 
 /// Logical pixels per inch of a figure sized in inches: plotters draws a

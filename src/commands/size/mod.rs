@@ -153,7 +153,7 @@ pub fn size(args: &SizeArgs) -> Result<()> {
             }
             _ => PathBuf::from("qsweep-size.journal.csv"),
         });
-    let journal = size::Journal::open(&journal_path, args.resume, args.sweep.force)?;
+    let journal = size::evaluate::Journal::open(&journal_path, args.resume, args.sweep.force)?;
     if journal.loaded > 0 {
         say(&format!(
             "qsweep: size: resuming: {} saved evaluation(s) read from {}",
@@ -180,8 +180,8 @@ pub fn size(args: &SizeArgs) -> Result<()> {
     let stop = interrupt::stop_flag();
     let started = std::time::Instant::now();
     let metrics: Vec<size::Metric> = targets.iter().map(|t| t.metric).collect();
-    let mut evaluator =
-        size::Evaluator::new(engine.as_mut(), args.simulate, stop).with_journal(journal, metrics);
+    let mut evaluator = size::evaluate::Evaluator::new(engine.as_mut(), args.simulate, stop)
+        .with_journal(journal, metrics);
     let mut rows: Vec<Vec<String>> = Vec::new();
     // For the ETA: simulated evaluations so far, their seconds, and the
     // evaluations of the searches finished.

@@ -21,6 +21,10 @@ use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result};
 
+use super::from_meta::load_from_meta;
+use super::out_file::{
+    lock_existing, partial_path, refuse_inputs_as_output, streams_to_stdout, without_out_flag,
+};
 use super::point::{PointResult, PreparedPoint};
 use super::report::{simulated_customers, thin_pilot};
 use super::resume::{run_surviving, scan_csv, truncate, Expect, Fallback, Scanned, Shard};
@@ -154,7 +158,7 @@ impl Session {
             .unwrap_or_else(|| default_out_path(Path::new(".")));
         spec.run.out = Some(out.clone());
 
-        refuse_inputs_as_output(&out, &spec, req)?;
+        refuse_inputs_as_output(&out, &spec, req.sweep.spec.as_deref())?;
         // Before opening it: a FIFO would block, and `--force` would rename
         // a regular file over a device node or into a directory.
         crate::files::regular_output(&out, "out")?;
@@ -807,113 +811,6 @@ impl Session {
     }
 }
 
-/// `OUT.partial`: where `--force` writes while the old CSV stays intact.
-/// An output without an extension (`plain`) gets `plain.partial.csv`
-/// instead: `plain.partial` would have the `.meta.json` of `plain` itself
-/// ([`provenance::meta_path`] replaces the extension), and finishing the run
-/// deleted the new provenance, or an interrupted run left `plain.meta.json`
-/// describing the partial rows (issue 25).
-fn partial_path(out: &Path) -> PathBuf {
-    let mut name = out.as_os_str().to_owned();
-    name.push(".partial");
-    let partial = PathBuf::from(name);
-    if provenance::meta_path(&partial) == provenance::meta_path(out) {
-        let mut name = partial.into_os_string();
-        name.push(".csv");
-        return PathBuf::from(name);
-    }
-    partial
-}
-
-/// Whether `args` (a command line) has `-o -` (or `--out -`, `--out=-`,
-/// `-o-`): the rows stream to stdout.
-fn streams_to_stdout(args: &[String]) -> bool {
-    args.windows(2)
-        .any(|w| (w[0] == "-o" || w[0] == "--out") && w[1] == "-")
-        || args.iter().any(|a| a == "--out=-" || a == "-o-")
-}
-
-/// `args` without `-o X`, `--out X`, `--out=X` or `-oX`.
-fn without_out_flag(args: Vec<String>) -> Vec<String> {
-    let mut kept = Vec::with_capacity(args.len());
-    let mut skip_next = false;
-    for a in args {
-        if skip_next {
-            skip_next = false;
-        } else if a == "-o" || a == "--out" {
-            skip_next = true;
-        } else if !(a.starts_with("--out=") || (a.starts_with("-o") && a.len() > 2)) {
-            kept.push(a);
-        }
-    }
-    kept
-}
-
-/// Opens and exclusively locks an existing output for this run's lifetime:
-/// a second run on the same CSV (a job array that forgot a per-task `-o`)
-/// is refused instead of interleaving its rows. None if `out` is new.
-fn lock_existing(out: &Path) -> Result<Option<std::fs::File>> {
-    let file = match std::fs::File::open(out) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(_) => return Ok(None),
-    };
-    match file.try_lock() {
-        Ok(()) => Ok(Some(file)),
-        Err(std::fs::TryLockError::WouldBlock) => Err(usage(format!(
-            "out: '{}' is being written by another qsweep run; expected a different --out for \
-             each run at the same time (e.g. one per --shard)",
-            out.display()
-        ))),
-        // A file system without locks: carry on as before.
-        Err(std::fs::TryLockError::Error(_)) => Ok(Some(file)),
-    }
-}
-
-/// Refuses an output that is one of the run's inputs (the spec, the meta it
-/// comes from, an empirical data file) or a `.meta.json`.
-fn refuse_inputs_as_output(out: &Path, spec: &Spec, req: &Request) -> Result<()> {
-    let name = out.to_string_lossy();
-    if name.ends_with(".meta.json") || name.ends_with(".meta.json.tmp") {
-        return Err(usage(format!(
-            "out: '{}' is a .meta.json name; expected a CSV path (its .meta.json is written \
-             beside it)",
-            out.display()
-        )));
-    }
-    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
-    };
-    let meta = provenance::meta_path(out);
-    let mut inputs: Vec<(&str, PathBuf)> = Vec::new();
-    if let Some(s) = &req.sweep.spec {
-        inputs.push(("the spec", s.clone()));
-    }
-    // (The --from-meta file may be the output's own meta: that is how a
-    // run is resumed from its meta alone; `out` ending in .meta.json is
-    // refused above.)
-    for p in spec.points() {
-        for d in [&p.arrival, &p.service] {
-            if let Some(f) = d.data_file() {
-                if !inputs.iter().any(|(_, q)| q == f) {
-                    inputs.push(("an empirical data file", f.to_path_buf()));
-                }
-            }
-        }
-    }
-    for (what, input) in &inputs {
-        if same(out, input) || same(&meta, input) {
-            return Err(usage(format!(
-                "out: '{}' (or its .meta.json) is {what} of this run; expected a new path for \
-                 the results",
-                out.display()
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// What [`Session::simulate`] hands each finished point to, after writing
 /// its row: the session, the row's CSV fields and the point's result.
 pub type OnPoint<'a> = &'a mut dyn FnMut(&Session, &[String], &PointResult<'_>) -> Result<()>;
@@ -958,97 +855,6 @@ fn choose_warmups(
             progress::say(&format!("qsweep: note: point {}: {why}", p.grid.index));
         }
     }
-}
-
-/// Whether `csv` (a meta's `csv` field) is a plain file name whose
-/// `.meta.json` is `meta_file`: no folder, no `..`, not itself a meta.
-fn is_csv_of(csv: &str, meta_file: &Path) -> bool {
-    let name = Path::new(csv);
-    let plain = name.components().count() == 1
-        && matches!(
-            name.components().next(),
-            Some(std::path::Component::Normal(_))
-        )
-        && !csv.ends_with(".meta.json");
-    plain && provenance::meta_path(name).file_name() == meta_file.file_name()
-}
-
-/// `qsweep run --from-meta`: the recorded spec, with the flags that may
-/// change applied; its shard; the directory its `file=` paths resolve in.
-fn load_from_meta(path: &Path, a: &SweepArgs) -> Result<(Spec, Option<Shard>, String)> {
-    let mut given = Vec::new();
-    if a.spec.is_some() {
-        given.push("SPEC".to_string());
-    }
-    for (name, set) in [
-        ("routing", !a.axes.routing.is_empty()),
-        ("servers", !a.axes.servers.is_empty()),
-        ("workers", !a.axes.workers.is_empty()),
-        ("arrival", !a.axes.arrival.is_empty()),
-        ("lambda", !a.axes.lambda.is_empty()),
-        ("rho", !a.axes.rho.is_empty()),
-        ("service", !a.axes.service.is_empty()),
-        ("choices", !a.axes.choices.is_empty()),
-        ("routers", !a.axes.routers.is_empty()),
-        ("reps", a.reps.is_some()),
-        ("customers", a.customers.is_some()),
-        ("warmup", a.warmup.is_some()),
-        ("precision", a.precision.is_some()),
-        ("max-customers", a.max_customers.is_some()),
-        ("seed", a.seed.is_some()),
-        ("allow-unstable", a.allow_unstable),
-        ("units", a.units.is_some()),
-        ("quantiles", a.quantiles.is_some()),
-    ] {
-        if set {
-            given.push(format!("--{name}"));
-        }
-    }
-    if !given.is_empty() {
-        return Err(usage(format!(
-            "--from-meta: the spec comes from '{}'; expected no {} (only --out, --backend, \
-             --adapter, --threads, --shard, --force, --resume, --quiet)",
-            path.display(),
-            given.join(", ")
-        )));
-    }
-    let meta = Meta::read(path)?;
-    let mut spec = super::resume::recorded_spec(&meta, path)?;
-    spec.source = meta.spec_source.clone();
-    let beside = path.parent().unwrap_or(Path::new("")).join(&meta.csv);
-    if a.out.is_none() && !is_csv_of(&meta.csv, path) {
-        // The `csv` field is not covered by the spec hash: an edited one
-        // must not choose what this run (with --force) overwrites.
-        return Err(usage(format!(
-            "--from-meta: '{}' names the CSV '{}', which is not the CSV beside it; expected the \
-             meta file of that CSV (or pass --out)",
-            path.display(),
-            meta.csv
-        )));
-    }
-    spec.run.out = Some(a.out.clone().unwrap_or(beside));
-    if let Some(b) = &a.backend {
-        let b = b.trim();
-        spec.run.backend = b.parse().map_err(|_| {
-            usage(format!(
-                "--backend: '{b}' is not a valid value; expected {}",
-                Backend::EXPECTED
-            ))
-        })?;
-    }
-    if let Some(name) = &a.adapter {
-        spec.run.adapter = Some(name.clone());
-    }
-    if let Some(t) = &a.threads {
-        spec.run.threads = t.trim().parse().map_err(|_| {
-            usage(format!(
-                "--threads: '{t}' is not a valid value; expected an integer >= 0 (0 = all cores)"
-            ))
-        })?;
-    }
-    spec.run.force = a.force;
-    let shard = meta.shard.as_deref().map(Shard::parse).transpose()?;
-    Ok((spec, shard, meta.spec_dir))
 }
 
 #[cfg(test)]

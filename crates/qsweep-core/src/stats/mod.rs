@@ -72,88 +72,22 @@
 //!   degrees of freedom made the p99 CI 1.95× the seeds' spread.
 
 use crate::contract::{
-    hist_bin_edges, RepResult, HIST_BINS, HIST_MIN_EXP, HIST_OCTAVES, HIST_OVERFLOW_BIN,
-    HIST_ZERO_BIN,
+    RepResult, HIST_BINS, HIST_MIN_EXP, HIST_OCTAVES, HIST_OVERFLOW_BIN, HIST_ZERO_BIN,
 };
-
-pub use crate::dist::ln_gamma;
 use crate::dist::Dist;
 
-/// Regularized incomplete beta I_x(a, b) by Lentz's continued fraction
-/// (Numerical Recipes, §6.4).
-pub fn incomplete_beta(x: f64, a: f64, b: f64) -> f64 {
-    if x <= 0.0 {
-        return 0.0;
-    }
-    if x >= 1.0 {
-        return 1.0;
-    }
-    let ln_front = ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln();
-    if x > (a + 1.0) / (a + b + 2.0) {
-        return 1.0 - incomplete_beta(1.0 - x, b, a);
-    }
-    let tiny = 1e-300;
-    let mut c = 1.0;
-    let mut d = 1.0 - (a + b) * x / (a + 1.0);
-    if d.abs() < tiny {
-        d = tiny;
-    }
-    d = 1.0 / d;
-    let mut f = d;
-    for m in 1..500 {
-        let m = f64::from(m);
-        let num = m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m));
-        for step in [
-            num,
-            -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0)),
-        ] {
-            d = 1.0 + step * d;
-            if d.abs() < tiny {
-                d = tiny;
-            }
-            c = 1.0 + step / c;
-            if c.abs() < tiny {
-                c = tiny;
-            }
-            d = 1.0 / d;
-            f *= d * c;
-        }
-        if (d * c - 1.0).abs() < 1e-15 {
-            break;
-        }
-    }
-    ln_front.exp() * f / a
-}
+mod hist;
+mod sojourn;
+mod special;
 
-/// P(T ≤ t) for Student's t with `dof` degrees of freedom.
-pub fn student_t_cdf(t: f64, dof: f64) -> f64 {
-    let tail = 0.5 * incomplete_beta(dof / (dof + t * t), dof / 2.0, 0.5);
-    if t >= 0.0 {
-        1.0 - tail
-    } else {
-        tail
-    }
-}
-
-/// The `p` quantile (p ≥ 0.5) of Student's t, by bisection on the CDF.
-pub fn student_t_quantile(p: f64, dof: f64) -> f64 {
-    let (mut lo, mut hi) = (0.0f64, 1.0f64);
-    while student_t_cdf(hi, dof) < p {
-        hi *= 2.0;
-    }
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if student_t_cdf(mid, dof) < p {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-        if hi - lo < 1e-12 * hi {
-            break;
-        }
-    }
-    0.5 * (lo + hi)
-}
+pub use hist::{hist_cdf, hist_quantile};
+pub use sojourn::{convolved_quantile, ServiceCurve};
+use sojourn::{sojourn_cdf, wait_spans, CdfTable};
+pub use special::{
+    beta_quantile, binomial_upper_bound, clopper_pearson, incomplete_beta, ln_gamma, student_t_cdf,
+    student_t_quantile,
+};
+use special::{gamma_quantile, Z975};
 
 /// Half-width of the 95% Student t CI of the mean of `xs`; None for n < 2.
 pub fn ci95_half_width(xs: &[f64]) -> Option<f64> {
@@ -187,140 +121,10 @@ pub fn skewness(xs: &[f64]) -> Option<f64> {
     Some(m3 / m2.powf(1.5) * (nf * (nf - 1.0)).sqrt() / (nf - 2.0))
 }
 
-/// The `q` quantile of a histogram of scaled times, in unscaled units,
-/// interpolated linearly inside its bin. `max` (unscaled, the largest time
-/// binned) closes the last bins. None for an empty histogram.
-pub fn hist_quantile(counts: &[u64], q: f64, scale: f64, max: f64) -> Option<f64> {
-    let total: u64 = counts.iter().sum();
-    if total == 0 {
-        return None;
-    }
-    let rank = q * total as f64;
-    let mut below = 0u64;
-    for (bin, &c) in counts.iter().enumerate() {
-        if c == 0 {
-            continue;
-        }
-        let bin = bin as u32;
-        if (below + c) as f64 >= rank {
-            if bin == HIST_ZERO_BIN {
-                return Some(0.0);
-            }
-            let (lo, hi) = bin_span(bin, scale, max);
-            let frac = ((rank - below as f64) / c as f64).clamp(0.0, 1.0);
-            return Some((lo + frac * (hi - lo)) * scale);
-        }
-        below += c;
-    }
-    Some(max)
-}
-
-/// The span (scaled units) over which [`hist_quantile`] spreads a bin's
-/// counts: the bin, cut at the largest value `max` (unscaled).
-fn bin_span(bin: u32, scale: f64, max: f64) -> (f64, f64) {
-    let (lo, hi) = hist_bin_edges(bin);
-    let top = (max / scale).max(lo);
-    (
-        lo,
-        if bin == HIST_OVERFLOW_BIN {
-            top
-        } else {
-            hi.min(top)
-        },
-    )
-}
-
-/// The fraction of a histogram's counts at or below `t` (unscaled): the
-/// inverse of [`hist_quantile`] (same linear interpolation inside a bin).
-/// 0 for an empty histogram.
-pub fn hist_cdf(counts: &[u64], t: f64, scale: f64, max: f64) -> f64 {
-    let total: u64 = counts.iter().sum();
-    if total == 0 || t < 0.0 {
-        return 0.0;
-    }
-    let x = t / scale;
-    let mut below = 0.0;
-    for (bin, &c) in counts.iter().enumerate() {
-        if c == 0 {
-            continue;
-        }
-        let bin = bin as u32;
-        if bin == HIST_ZERO_BIN {
-            below += c as f64;
-            continue;
-        }
-        let (lo, hi) = bin_span(bin, scale, max);
-        if x >= hi {
-            below += c as f64;
-            continue;
-        }
-        if x > lo {
-            below += c as f64 * (x - lo) / (hi - lo);
-        }
-        break;
-    }
-    below / total as f64
-}
-
-/// The standard normal 0.975 quantile.
-const Z975: f64 = 1.959_963_984_540_054;
-
 /// A percentile's exceedance level is compared with the level where the
 /// exceedance probability is this many times larger (see the module doc):
 /// for p99.9 the p98 level, for p99 the p80 level; p95 and below have none.
 pub const LOWER_LEVEL_FACTOR: f64 = 20.0;
-
-/// Effective sample counts above which the Clopper–Pearson bounds are
-/// replaced by the normal approximation (they agree to < 1% of the
-/// half-width there, and the incomplete beta's continued fraction slows
-/// down as its parameters grow).
-const NORMAL_ABOVE: f64 = 1e4;
-
-/// The `p` quantile of the Beta(a, b) law, by bisection on its CDF.
-pub fn beta_quantile(p: f64, a: f64, b: f64) -> f64 {
-    invert_cdf(p, 1.0, &|x| incomplete_beta(x, a, b))
-}
-
-/// The `p` quantile of a law on `[0, hi]` with CDF `cdf`, by bisection to
-/// a relative 1e-12.
-fn invert_cdf(p: f64, hi: f64, cdf: &dyn Fn(f64) -> f64) -> f64 {
-    let (mut lo, mut hi) = (0.0f64, hi);
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if cdf(mid) < p {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-        if hi - lo <= 1e-12 * hi {
-            break;
-        }
-    }
-    0.5 * (lo + hi)
-}
-
-/// Two-sided 95% Clopper–Pearson interval of a binomial proportion from
-/// `x` successes in `n` trials, both real (an effective sample,
-/// Korn & Graubard 1998). Beyond [`NORMAL_ABOVE`] successes and failures,
-/// the normal approximation.
-pub fn clopper_pearson(x: f64, n: f64) -> (f64, f64) {
-    let p = (x / n).clamp(0.0, 1.0);
-    if x.min(n - x) > NORMAL_ABOVE {
-        let d = Z975 * (p * (1.0 - p) / n).sqrt();
-        return ((p - d).max(0.0), (p + d).min(1.0));
-    }
-    let lo = if x <= 0.0 {
-        0.0
-    } else {
-        beta_quantile(0.025, x, n - x + 1.0)
-    };
-    let hi = if n - x <= 0.0 {
-        1.0
-    } else {
-        beta_quantile(0.975, x + 1.0, n - x)
-    };
-    (lo, hi)
-}
 
 /// A percentile's 95% confidence interval, `lo ≤ estimate ≤ hi`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -480,14 +284,6 @@ const OVERSHOOT_STEPS: usize = 64;
 /// customers: 0.03–0.04 against the exact 0.05), and the bound covered in
 /// 90% of seeds; at 100×, in all of 60 (M/H2/1, SCV 10, ρ 0.9: 95%).
 pub const TAIL_FIT_FACTOR: f64 = 100.0;
-
-/// The `p` quantile (small `p`) of the Gamma(`shape`, 1) law, by bisection
-/// on its regularised incomplete gamma function: half the χ² quantile on
-/// 2·`shape` degrees of freedom.
-fn gamma_quantile(p: f64, shape: f64) -> f64 {
-    let hi = shape + 10.0 * shape.sqrt() + 10.0;
-    invert_cdf(p, hi, &|x| crate::dist::gamma_pq(shape, x).0)
-}
 
 /// The upper 95% bound of the `q` percentile from an exponential tail
 /// ([`TailModel::Exponential`]), for a percentile the sample holds too few
@@ -775,102 +571,6 @@ pub struct PointStats {
     pub class_mean_wait_ci95: [Option<f64>; 4],
 }
 
-/// What the sojourn convolution needs of a service law: its CDF `F` and
-/// its integrated CDF `G(x) = ∫_0^x F(u) du = E[(x − S)^+]`. A wait spread
-/// uniformly over `[a, b]` (as [`hist_quantile`] reads a bin) plus an
-/// independent service has CDF `(G(t − a) − G(t − b)) / (b − a)` at `t`,
-/// exactly, whatever the law (atoms included: a deterministic service `D`
-/// gives the wait's interpolated quantile plus `D`).
-pub trait ServiceCurve {
-    fn cdf(&self, x: f64) -> f64;
-    fn integrated_cdf(&self, x: f64) -> f64;
-}
-
-impl ServiceCurve for Dist {
-    fn cdf(&self, x: f64) -> f64 {
-        Dist::cdf(self, x)
-    }
-    fn integrated_cdf(&self, x: f64) -> f64 {
-        Dist::integrated_cdf(self, x)
-    }
-}
-
-/// The wait histogram's spans for convolution: (bin's lower edge, upper
-/// edge, probability), in unscaled units, each bin cut at the largest wait
-/// as [`hist_quantile`] cuts it (the zero bin is the atom at 0).
-fn wait_spans(wait_counts: &[u64], scale: f64, max_wait: f64) -> Vec<(f64, f64, f64)> {
-    let total: u64 = wait_counts.iter().sum();
-    wait_counts
-        .iter()
-        .enumerate()
-        .filter(|(_, &c)| c > 0)
-        .map(|(bin, &c)| {
-            let (lo, hi) = bin_span(bin as u32, scale, max_wait);
-            (lo * scale, hi * scale, c as f64 / total as f64)
-        })
-        .collect()
-}
-
-/// `P(W + S <= t)` for `W` uniform on `[a, b]` and `S` of law `service`:
-/// the divided difference of the integrated CDF. Where the span is too
-/// narrow for the difference to keep its digits (below 1e-9 of `t`), the
-/// service CDF at the span's midpoint, which is then as exact.
-fn spread_cdf(service: &dyn ServiceCurve, t: f64, a: f64, b: f64) -> f64 {
-    let width = b - a;
-    if width <= 1e-9 * t.abs().max(b) {
-        return service.cdf(t - 0.5 * (a + b));
-    }
-    let g = service.integrated_cdf(t - a) - service.integrated_cdf(t - b);
-    (g / width).clamp(0.0, 1.0)
-}
-
-/// `P(W + S <= t)` for the wait spans of one histogram.
-fn sojourn_cdf(spans: &[(f64, f64, f64)], service: &dyn ServiceCurve, t: f64) -> f64 {
-    spans
-        .iter()
-        .map(|&(a, b, p)| p * spread_cdf(service, t, a, b))
-        .sum()
-}
-
-/// The `q` quantile of W + S for independent W, whose histogram (scaled
-/// units, `scale`) is `wait_counts`, and S of law `service`: the bisection
-/// root of `F(t) = Σ_b P(W in b) P(U_b + S <= t)`, each bin's waits spread
-/// uniformly over it ([`spread_cdf`]), as the wait percentiles read them.
-/// `hi` bounds the quantile from above (the largest sojourn observed).
-/// None for an empty histogram.
-pub fn convolved_quantile(
-    wait_counts: &[u64],
-    q: f64,
-    scale: f64,
-    max_wait: f64,
-    service: &dyn ServiceCurve,
-    hi: f64,
-) -> Option<f64> {
-    let total: u64 = wait_counts.iter().sum();
-    if total == 0 {
-        return None;
-    }
-    let spans = wait_spans(wait_counts, scale, max_wait);
-    let cdf = |t: f64| sojourn_cdf(&spans, service, t);
-    let (mut lo, mut hi) = (0.0f64, hi.max(f64::MIN_POSITIVE));
-    if cdf(hi) < q {
-        // The observed maximum is below the quantile only for tiny samples.
-        return Some(hi);
-    }
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if cdf(mid) < q {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-        if hi - lo <= 1e-9 * hi {
-            break;
-        }
-    }
-    Some(hi)
-}
-
 /// [`percentile_ci`] of a sojourn percentile: each section's sojourn CDF is
 /// its wait histogram convolved with the service law (as
 /// [`convolved_quantile`] does for the pooled one). Empty sections are left
@@ -903,110 +603,6 @@ pub fn sojourn_percentile_ci(
         Sampled::Smoothed,
         TailModel::Unknown,
     )
-}
-
-/// One-sided upper confidence bound (level `conf`) on a binomial
-/// probability from `x` successes in `n` trials: Clopper and Pearson, "The
-/// use of confidence or fiducial limits illustrated in the case of the
-/// binomial", Biometrika 26(4), 1934 — the p with P(Bin(n, p) ≤ x) = 1 −
-/// conf. For x = 0 that is 1 − (1 − conf)^(1/n), about 3/n at 95% (the
-/// "rule of three": Hanley and Lippman-Hand, JAMA 249(13), 1983). None
-/// for n = 0; 1 for x = n.
-pub fn binomial_upper_bound(x: u64, n: u64, conf: f64) -> Option<f64> {
-    if n == 0 {
-        return None;
-    }
-    if x >= n {
-        return Some(1.0);
-    }
-    let alpha = 1.0 - conf;
-    if x == 0 {
-        return Some(-(alpha.ln() / n as f64).exp_m1());
-    }
-    // P(Bin(n, p) ≤ x) = 1 − I_p(x + 1, n − x), decreasing in p: bisection.
-    let (a, b) = ((x + 1) as f64, (n - x) as f64);
-    let (mut lo, mut hi) = (x as f64 / n as f64, 1.0f64);
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if 1.0 - incomplete_beta(mid, a, b) > alpha {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-        if hi - lo <= 1e-12 * hi {
-            break;
-        }
-    }
-    Some(hi)
-}
-
-/// A service law's CDF tabulated at `CdfTable::POINTS` evenly spaced
-/// points of [0, hi] and read by linear interpolation, with its integrated
-/// CDF the exact integral of that interpolant (so the two agree as a law
-/// does); beyond `hi` the law itself, its `G` shifted to join the table's.
-struct CdfTable<'a> {
-    law: &'a Dist,
-    step: f64,
-    values: Vec<f64>,
-    /// `integrals[i]` = ∫ of the interpolated CDF over `[0, i step]`.
-    integrals: Vec<f64>,
-    /// `G_table(hi) − G_law(hi)`, added beyond `hi`.
-    join: f64,
-}
-
-impl<'a> CdfTable<'a> {
-    const POINTS: usize = 2048;
-
-    fn new(law: &'a Dist, hi: f64) -> CdfTable<'a> {
-        let step = hi / (Self::POINTS - 1) as f64;
-        let values: Vec<f64> = (0..Self::POINTS)
-            .map(|i| law.cdf(i as f64 * step))
-            .collect();
-        let mut integrals = Vec::with_capacity(Self::POINTS);
-        let mut total = 0.0;
-        integrals.push(0.0);
-        for w in values.windows(2) {
-            total += step * 0.5 * (w[0] + w[1]);
-            integrals.push(total);
-        }
-        let join = total - law.integrated_cdf(hi);
-        CdfTable {
-            law,
-            step,
-            values,
-            integrals,
-            join,
-        }
-    }
-}
-
-impl ServiceCurve for CdfTable<'_> {
-    fn cdf(&self, x: f64) -> f64 {
-        if x < 0.0 {
-            return 0.0;
-        }
-        let pos = x / self.step;
-        let i = pos as usize;
-        if i + 1 >= self.values.len() {
-            return self.law.cdf(x);
-        }
-        let frac = pos - i as f64;
-        self.values[i] + frac * (self.values[i + 1] - self.values[i])
-    }
-
-    fn integrated_cdf(&self, x: f64) -> f64 {
-        if x <= 0.0 {
-            return 0.0;
-        }
-        let pos = x / self.step;
-        let i = pos as usize;
-        if i + 1 >= self.values.len() {
-            return self.law.integrated_cdf(x) + self.join;
-        }
-        let frac = pos - i as f64;
-        let (f0, f1) = (self.values[i], self.values[i + 1]);
-        self.integrals[i] + self.step * frac * (f0 + 0.5 * frac * (f1 - f0))
-    }
 }
 
 /// The `q` quantile of the wait and its 95% CI half-width, from the pooled
@@ -1217,6 +813,7 @@ pub fn point_stats(
 
 #[cfg(test)]
 mod tests {
+    use super::special::NORMAL_ABOVE;
     use super::*;
     use crate::contract::hist_bin;
     use crate::dist::Role;
