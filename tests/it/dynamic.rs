@@ -38,7 +38,7 @@ use qsweep_core::engine::cpu::CpuEngine;
 use qsweep_core::engine::schedule::{tiles_for_point, tiles_for_points};
 use qsweep_core::engine::{Batch, Engine};
 use qsweep_core::run;
-use qsweep_core::run::rounds::run_growing;
+use qsweep_core::run::growing::run_growing;
 use qsweep_core::spec::{GridPoint, Spec};
 use qsweep_core::stats::{point_stats, PointStats};
 use rand::rngs::StdRng;

@@ -44,3 +44,9 @@ pub mod stats;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{0}")]
 pub struct UsageError(pub String);
+
+/// A [`UsageError`] as an `anyhow::Error`, for the functions that return
+/// `anyhow::Result` (one line, exit code 2 all the same).
+pub fn usage(msg: String) -> anyhow::Error {
+    UsageError(msg).into()
+}

@@ -12,16 +12,12 @@ use anyhow::Result;
 use crate::output::{failed_points, CsvSink};
 use crate::provenance::{self, meta_path, Invocation, Meta, Piece, Status, META_FORMAT};
 use crate::run::resume::{scan_csv, Expect, Shard};
-use crate::UsageError;
+use crate::usage;
 
 /// What [`merge`] wrote.
 pub struct Merged {
     pub rows: Vec<Vec<String>>,
     pub meta: PathBuf,
-}
-
-fn usage(msg: String) -> anyhow::Error {
-    UsageError(msg).into()
 }
 
 /// Refuses an output that merge must not write (issue 25): a name whose

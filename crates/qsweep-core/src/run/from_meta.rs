@@ -9,11 +9,7 @@ use anyhow::Result;
 use super::resume::Shard;
 use crate::provenance::{self, Meta};
 use crate::spec::{Backend, Spec, SweepArgs};
-use crate::UsageError;
-
-fn usage(msg: String) -> anyhow::Error {
-    UsageError(msg).into()
-}
+use crate::usage;
 
 /// Whether `csv` (a meta's `csv` field) is a plain file name whose
 /// `.meta.json` is `meta_file`: no folder, no `..`, not itself a meta.

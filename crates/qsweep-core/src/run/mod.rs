@@ -34,7 +34,7 @@ pub mod calibrate;
 pub mod driver;
 pub mod estimate;
 mod from_meta;
-mod growing;
+pub mod growing;
 pub mod interrupt;
 mod out_file;
 pub mod point;

@@ -10,11 +10,7 @@ use anyhow::Result;
 
 use crate::provenance;
 use crate::spec::Spec;
-use crate::UsageError;
-
-fn usage(msg: String) -> anyhow::Error {
-    UsageError(msg).into()
-}
+use crate::usage;
 
 /// `OUT.partial`: where `--force` writes while the old CSV stays intact.
 /// An output without an extension (`plain`) gets `plain.partial.csv`

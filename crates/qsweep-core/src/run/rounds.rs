@@ -69,7 +69,7 @@
 //! else, so a re-run gives the sample path of an unbounded queue: the
 //! results do not depend on the capacity a point started with. A point
 //! keeps its grown capacity for its later calls and rounds. (Callers that
-//! run whole batches outside the loop use [`run_growing`], which does the
+//! run whole batches outside the loop use [`super::growing::run_growing`], which does the
 //! same for one batch.)
 //!
 //! # Failing points
@@ -85,7 +85,6 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
-pub use super::growing::run_growing;
 use super::point::{failed_on, overflow_error, PointResult, PreparedPoint};
 use super::precision::{converged, next_total, MAX_REPS, MIN_FIRST_ROUND};
 use crate::contract::costs::loop_cost_per_customer;

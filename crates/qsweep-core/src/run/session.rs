@@ -36,11 +36,7 @@ use crate::progress;
 use crate::provenance::{self, Invocation, Meta, Status, META_FORMAT};
 use crate::spec::Backend;
 use crate::spec::{default_out_path, Spec, SweepArgs};
-use crate::UsageError;
-
-fn usage(msg: String) -> anyhow::Error {
-    UsageError(msg).into()
-}
+use crate::usage;
 
 /// What `qsweep run` was asked to do.
 pub struct Request<'a> {
