@@ -57,6 +57,7 @@ enum Command {
 
 fn main() -> ExitCode {
     qsweep_core::provenance::set_git_revision(option_env!("QSWEEP_GIT_REVISION"));
+    qsweep_core::files::report_file_size_limit();
     let cli = Cli::parse();
     let result: Result<()> = match cli.command {
         Command::Run(args) => commands::run_command(&args),
@@ -87,9 +88,12 @@ fn main() -> ExitCode {
         Err(e) => {
             // Bad input (spec, flags, a results CSV or figure name) is exit 2;
             // failures while simulating or drawing are exit 1.
-            let bad_plot_input = e
-                .downcast_ref::<qsweep_plot::PlotError>()
-                .is_some_and(|p| !matches!(p, qsweep_plot::PlotError::Draw { .. }));
+            let bad_plot_input = e.downcast_ref::<qsweep_plot::PlotError>().is_some_and(|p| {
+                !matches!(
+                    p,
+                    qsweep_plot::PlotError::Draw { .. } | qsweep_plot::PlotError::Write { .. }
+                )
+            });
             let usage = e.downcast_ref::<UsageError>().is_some()
                 || e.downcast_ref::<SpecError>().is_some()
                 || bad_plot_input;

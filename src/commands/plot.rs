@@ -95,6 +95,27 @@ pub fn plot(args: &PlotArgs) -> Result<()> {
         .as_deref()
         .and_then(|s| qsweep_plot::PAPER_SIZES.iter().find(|p| p.0 == s))
         .map_or(0.0, |p| p.1);
+    // The smallest figure that holds a panel's axes and a legend (issue 40:
+    // `--width 1` was widened to 200 px silently, its height computed for 1
+    // px, and `--width 0` gave the default size).
+    for (flag, given, min_px) in [
+        ("--width", args.width, 200u32),
+        ("--height", args.height, 150),
+    ] {
+        let min_in = f64::from(min_px) / qsweep_plot::PX_PER_INCH;
+        let small = match given {
+            Some(Length::Px(px)) => px < min_px,
+            Some(Length::Inches(i)) => i * qsweep_plot::PX_PER_INCH < f64::from(min_px) - 0.5,
+            None => false,
+        };
+        if small {
+            return Err(qsweep_core::UsageError(format!(
+                "{flag}: below the smallest figure, {min_px} px or {min_in:.2} in; expected at \
+                 least that (e.g. 600 or 3.5in)"
+            ))
+            .into());
+        }
+    }
     let (mut width, mut width_in) = (0, preset);
     match args.width {
         Some(Length::Px(px)) => (width, width_in) = (px, 0.0),

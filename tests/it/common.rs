@@ -179,3 +179,36 @@ impl Rng {
         self.next() % 100 < percent
     }
 }
+
+/// The `qsweep` binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_qsweep");
+
+/// `qsweep ARGS` run in `dir`, stdin closed.
+pub fn qsweep_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run qsweep")
+}
+
+/// `qsweep ARGS` in `dir`, which must succeed.
+pub fn succeed_in(dir: &Path, args: &[&str]) {
+    let out = qsweep_in(dir, args);
+    assert!(
+        out.status.success(),
+        "qsweep {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The names in `dir`, sorted.
+pub fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}

@@ -572,6 +572,9 @@ fn bad_patience_input_is_refused_in_one_line() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(field), "{args:?}: {err}");
+        // A patience law's error names patience, not the service law its
+        // text is read as (issue 40).
+        assert!(!err.contains("service:"), "{args:?}: {err}");
         assert!(!out.exists(), "{args:?}");
     }
 }

@@ -211,4 +211,31 @@ fn runs_of_different_specs_and_their_tails_in_one_figure() {
     );
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a length"));
+    // Too small a figure is refused, not widened silently (issue 40: `--width
+    // 1` drew 200 × 23,624 px, `--width 0` the default size).
+    for (flag, value) in [
+        ("--width", "1"),
+        ("--width", "0"),
+        ("--width", "1in"),
+        ("--width", "199"),
+        ("--height", "0"),
+        ("--height", "1cm"),
+    ] {
+        let out = qsweep(d, &["plot", "a.csv", flag, value, "-o", "small.svg"]);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}: {}", show(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("{flag}: below the smallest figure, ")),
+            "{flag} {value}: {err}"
+        );
+        assert!(!d.join("small.svg").exists());
+    }
+    ok(&qsweep(
+        d,
+        &["plot", "a.csv", "--width", "200", "-o", "w200.svg"],
+    ));
+    ok(&qsweep(
+        d,
+        &["plot", "a.csv", "--width", "2in", "-o", "w2in.svg"],
+    ));
 }

@@ -387,3 +387,108 @@ fn a_search_saves_each_evaluation_resumes_and_runs_its_answers() {
         assert_eq!(line.split(',').nth(2), Some(*servers), "{line}");
     }
 }
+
+/// `--then-run` keeps what is written (issue 40): it must be a `.csv` file
+/// name other than `-o`'s and `--hist`'s (the run's rows overwrote the
+/// answers), and a stop while it simulates resumes with `--resume` (once
+/// refused: `-o` already existed and the journal was gone).
+#[test]
+fn then_run_paths_are_checked_and_a_stopped_then_run_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let args = |extra: &[&str]| -> Vec<String> {
+        [
+            "size",
+            "--routing",
+            "central",
+            "--target",
+            "mean_wait<=0.05",
+        ]
+        .iter()
+        .chain(&BASE)
+        .chain(extra)
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let run = |extra: &[&str]| {
+        let a = args(extra);
+        qsweep(d, &a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    for (extra, says) in [
+        (
+            &["-o", "t.csv", "--then-run", "t.csv"][..],
+            "--then-run: 't.csv' is also -o",
+        ),
+        (&["-o", "t.csv", "--then-run", "./t.csv"][..], "is also -o"),
+        (
+            &["--then-run", "r.csv", "--hist", "r.csv"][..],
+            "--hist: 'r.csv' is also --then-run",
+        ),
+        (
+            &["--then-run", "r.json"][..],
+            "--then-run: 'r.json' is not a .csv file name",
+        ),
+        (
+            &["--then-run", "r.meta.json"][..],
+            "is not a .csv file name",
+        ),
+        (
+            &["--then-run", "-"][..],
+            "--then-run: '-' is not a .csv file name",
+        ),
+    ] {
+        let o = run(extra);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", show(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "{extra:?}: {err}");
+        assert_eq!(std::fs::read_dir(d).unwrap().count(), 0, "{extra:?} wrote");
+    }
+    // The answer is exact (Erlang C), so the then-run's simulation is the
+    // slow part: large enough to be stopped in the middle.
+    let sim = ["--reps", "1024", "--customers", "100000", "-j", "1"];
+    let full: Vec<&str> = ["-o", "a.csv", "--then-run", "rows.csv"]
+        .into_iter()
+        .chain(sim)
+        .collect();
+    let a = args(&full);
+    let child = Command::new(BIN)
+        .args(&a)
+        .current_dir(d)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the answers' file, then stop the then-run.
+    let started = std::time::Instant::now();
+    while !d.join("a.csv").exists() {
+        assert!(started.elapsed().as_secs() < 60, "no answers written");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        !out.status.success(),
+        "the then-run finished before SIGTERM"
+    );
+    assert!(
+        !d.join("rows.csv").exists(),
+        "a half-written --then-run CSV"
+    );
+    let answers = std::fs::read_to_string(d.join("a.csv")).unwrap();
+    let mut resumed = full.clone();
+    resumed.push("--resume");
+    let o = run(&resumed);
+    assert!(o.status.success(), "{}", show(&o));
+    assert_eq!(std::fs::read_to_string(d.join("a.csv")).unwrap(), answers);
+    let rows = std::fs::read_to_string(d.join("rows.csv")).unwrap();
+    assert_eq!(rows.lines().count(), 2, "{rows}");
+    assert!(!d.join("a.journal.csv").exists());
+    // Without --resume or --force, existing outputs are refused.
+    let o = run(&full);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+}

@@ -8,7 +8,7 @@
 //! --force` would replace `/dev/null`). Inputs and outputs must be regular
 //! files (or not exist yet, for outputs); `-` (stdout) is the caller's case.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::UsageError;
 
@@ -79,9 +79,122 @@ pub fn regular_output(path: &Path, what: &str) -> Result<(), UsageError> {
     }
 }
 
+/// Makes a write past the file-size limit (`ulimit -f`) fail with an error
+/// (EFBIG, "File too large") that the command reports in one line, like a
+/// full disk's, instead of the SIGXFSZ that killed qsweep silently with exit
+/// 153 (issue 40). Called once at start-up by the CLI; Python ignores the
+/// signal itself. Handling the signal, rather than ignoring it, keeps it
+/// ignored-or-default for the processes qsweep starts.
+pub fn report_file_size_limit() {
+    #[cfg(unix)]
+    {
+        let seen = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let _ = signal_hook::flag::register(signal_hook::consts::SIGXFSZ, seen);
+    }
+}
+
+/// An output written whole or not at all (issue 40): its bytes go to a
+/// temporary file beside it (same directory, so the rename cannot cross a
+/// file system), which [`Staged::commit`] syncs and then renames over `out`
+/// (`force`) or links to it (no `force`: an `out` created meanwhile is never
+/// replaced). Until then `out`, an old file or none, is untouched: a full
+/// disk, `ulimit -f` or a kill leaves the previous figure, table or merged
+/// CSV as it was, where writing in place truncated it first. Dropped
+/// uncommitted, the temporary file is removed.
+pub struct Staged {
+    out: PathBuf,
+    tmp: PathBuf,
+    force: bool,
+    committed: bool,
+}
+
+impl Staged {
+    /// A staged write of `out` (the caller has checked `out` with
+    /// [`regular_output`] and, without `force`, that it does not exist).
+    pub fn new(out: &Path, force: bool) -> Staged {
+        let name = out
+            .file_name()
+            .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+        // Hidden, and named for the process, so two runs never share one.
+        let tmp = out.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+        Staged {
+            out: out.to_path_buf(),
+            tmp,
+            force,
+            committed: false,
+        }
+    }
+
+    /// Where to write the bytes.
+    pub fn path(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// Syncs the temporary file and puts it in place of `out`. Without
+    /// `force`, an `out` that exists by now is an `AlreadyExists` error.
+    pub fn commit(mut self) -> std::io::Result<()> {
+        std::fs::File::open(&self.tmp)?.sync_all()?;
+        if self.force {
+            std::fs::rename(&self.tmp, &self.out)?;
+        } else {
+            match std::fs::hard_link(&self.tmp, &self.out) {
+                Ok(()) => std::fs::remove_file(&self.tmp)?,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(e),
+                // A file system without hard links: check, then rename (the
+                // check and the rename are not one step there).
+                Err(_) if self.out.symlink_metadata().is_ok() => {
+                    return Err(std::io::ErrorKind::AlreadyExists.into())
+                }
+                Err(_) => std::fs::rename(&self.tmp, &self.out)?,
+            }
+        }
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Writes `bytes` to `out` whole or not at all ([`Staged`]).
+pub fn write_whole(out: &Path, bytes: &[u8], force: bool) -> std::io::Result<()> {
+    let staged = Staged::new(out, force);
+    std::fs::write(staged.path(), bytes)?;
+    staged.commit()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_staged_write_replaces_whole_or_leaves_the_old_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("fig.svg");
+        std::fs::write(&out, "old").unwrap();
+        // Dropped before its commit (a failed write): old file kept, no
+        // temporary file left.
+        let staged = Staged::new(&out, true);
+        std::fs::write(staged.path(), "half").unwrap();
+        drop(staged);
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "old");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        // Without force an existing file is never replaced.
+        let e = write_whole(&out, b"new", false).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "old");
+        write_whole(&out, b"new", true).unwrap();
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "new");
+        let fresh = dir.path().join("t.csv");
+        write_whole(&fresh, b"x", false).unwrap();
+        assert_eq!(std::fs::read_to_string(&fresh).unwrap(), "x");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
 
     #[test]
     fn directories_are_refused_both_ways_and_files_pass() {

@@ -204,12 +204,23 @@ pub fn merge(out: &Path, pieces: &[PathBuf], force: bool) -> Result<Merged> {
         )));
     }
 
-    let mut sink = CsvSink::create_with(out, force, &extra)?;
+    // Whole or not at all (issue 40): with --force on a full disk the old
+    // merged CSV, and the meta file that describes it, stay as they were.
+    let staged = crate::files::Staged::new(out, force);
+    let unwritten = |e: anyhow::Error| {
+        e.context(format!(
+            "merge: cannot write '{}' (nothing was written; an existing file is as it was)",
+            out.display()
+        ))
+    };
+    let mut sink = CsvSink::create_with(staged.path(), false, &extra)?;
     let mut rows = Vec::with_capacity(by_point.len());
     for (_, (_, row)) in by_point {
-        sink.write(&row)?;
+        sink.write(&row).map_err(unwritten)?;
         rows.push(row);
     }
+    sink.sync().map_err(unwritten)?;
+    drop(sink);
 
     let now = provenance::now_rfc3339();
     let distinct = |f: &dyn Fn(&Meta) -> String| {
@@ -275,6 +286,22 @@ pub fn merge(out: &Path, pieces: &[PathBuf], force: bool) -> Result<Merged> {
             .collect(),
     };
     let mp = meta_path(out);
-    meta.write(&mp)?;
+    // Both files are written before either is put in place (renames need
+    // no space): a full disk leaves the old pair, never a meta file that
+    // describes rows that are not there. check_out refused an existing meta
+    // file without --force.
+    let staged_meta = crate::files::Staged::new(&mp, true);
+    meta.write(staged_meta.path()).map_err(unwritten)?;
+    staged.commit().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            usage(format!(
+                "merge: '{}' already exists; expected a new output (pass --force to overwrite it)",
+                out.display()
+            ))
+        } else {
+            unwritten(e.into())
+        }
+    })?;
+    staged_meta.commit().map_err(|e| unwritten(e.into()))?;
     Ok(Merged { rows, meta: mp })
 }

@@ -230,9 +230,13 @@ pub struct PlotSummary {
 /// Errors of `qsweep plot`; every message is one line naming the file (and column).
 #[derive(Debug, thiserror::Error)]
 pub enum PlotError {
-    /// The CSV could not be opened/read or the figure could not be written.
+    /// The CSV could not be opened or read.
     #[error("{file}: {cause}")]
     Io { file: String, cause: std::io::Error },
+    /// The figure could not be written (a full disk): nothing was, and an
+    /// older figure under that name is as it was. Not bad input: exit 1.
+    #[error("{file}: cannot write the figure: {cause} (nothing was written; an existing file is as it was)")]
+    Write { file: String, cause: std::io::Error },
     /// The CSV is malformed (ragged rows, invalid UTF-8, ...).
     #[error("{file}: malformed CSV: {message}")]
     Csv { file: String, message: String },

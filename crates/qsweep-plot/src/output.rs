@@ -45,10 +45,17 @@ fn draw_error(out: &Path, message: String) -> PlotError {
 }
 
 fn io_error(out: &Path, cause: std::io::Error) -> PlotError {
-    PlotError::Io {
+    PlotError::Write {
         file: out.display().to_string(),
         cause,
     }
+}
+
+/// Writes the figure whole or not at all (`qsweep_core::files::Staged`): a
+/// full disk leaves an older figure as it was (issue 40).
+fn write_whole(out: &Path, bytes: &[u8]) -> Result<(), PlotError> {
+    // The command refused an existing `out` without --force already.
+    qsweep_core::files::write_whole(out, bytes, true).map_err(|e| io_error(out, e))
 }
 
 fn write_svg(
@@ -70,7 +77,7 @@ fn write_svg(
         Some(inches) => printed_size(svg, (w, h), inches),
         None => svg,
     };
-    std::fs::write(out, xml_chars(svg)).map_err(|e| io_error(out, e))?;
+    write_whole(out, xml_chars(svg).as_bytes())?;
     Ok(stats)
 }
 
@@ -123,7 +130,7 @@ fn write_pdf(
     let bytes = page
         .finish((w, h), 72.0 / size.px_per_inch())
         .map_err(|e| draw_error(out, e.to_string()))?;
-    std::fs::write(out, bytes).map_err(|e| io_error(out, e))?;
+    write_whole(out, &bytes)?;
     Ok(stats)
 }
 
@@ -143,16 +150,17 @@ fn write_png(
         stats = render(&root, l, opts, &Geom { s }).map_err(|e| draw_error(out, e.to_string()))?;
         root.present().map_err(|e| draw_error(out, e.to_string()))?;
     }
-    encode_png(out, &buf, pw, ph, s * size.px_per_inch()).map_err(|e| match e {
-        png::EncodingError::IoError(io) => io_error(out, io),
-        other => draw_error(out, other.to_string()),
-    })?;
+    let bytes = encode_png(&buf, pw, ph, s * size.px_per_inch())
+        .map_err(|e| draw_error(out, e.to_string()))?;
+    write_whole(out, &bytes)?;
     Ok(stats)
 }
 
-fn encode_png(path: &Path, rgb: &[u8], w: u32, h: u32, dpi: f64) -> Result<(), png::EncodingError> {
-    let file = std::fs::File::create(path)?;
-    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), w, h);
+/// The PNG in memory: written to the file whole (a `BufWriter` over the
+/// file would drop its last flush's error, a full disk's among them).
+fn encode_png(rgb: &[u8], w: u32, h: u32, dpi: f64) -> Result<Vec<u8>, png::EncodingError> {
+    let mut bytes = Vec::new();
+    let mut enc = png::Encoder::new(&mut bytes, w, h);
     enc.set_color(png::ColorType::Rgb);
     enc.set_depth(png::BitDepth::Eight);
     // The logical pixels per inch × scale, so that the physical size matches
@@ -165,5 +173,6 @@ fn encode_png(path: &Path, rgb: &[u8], w: u32, h: u32, dpi: f64) -> Result<(), p
     }));
     let mut writer = enc.write_header()?;
     writer.write_image_data(rgb)?;
-    writer.finish()
+    writer.finish()?;
+    Ok(bytes)
 }

@@ -76,10 +76,14 @@ pub fn size(args: &SizeArgs) -> Result<()> {
         .iter()
         .map(|t| t.parse().map_err(usage))
         .collect::<Result<_>>()?;
+    // A search stopped while --then-run simulated its answers has written
+    // them (-o) and kept its journal: --resume writes them again, from the
+    // journal, and then simulates the answers (issue 40).
+    let replace = args.sweep.force || (args.resume && then_run::journal_of(args).exists());
     let format = match &args.sweep.out {
         Some(out) if out != std::path::Path::new("-") => {
             let f = Format::of_path(out)?;
-            qsweep_core::export::check_new(out, args.sweep.force)?;
+            qsweep_core::export::check_new(out, replace)?;
             Some(f)
         }
         _ => None,
@@ -141,18 +145,8 @@ pub fn size(args: &SizeArgs) -> Result<()> {
     if args.dry_run {
         return dry_run::dry_run(args, &spec, &cases, &targets, engine.as_mut(), &label);
     }
-    for f in [&args.then_run, &args.hist].into_iter().flatten() {
-        qsweep_core::export::check_new(f, args.sweep.force)?;
-    }
-    let journal_path = args
-        .journal
-        .clone()
-        .unwrap_or_else(|| match &args.sweep.out {
-            Some(out) if out != std::path::Path::new("-") => {
-                PathBuf::from(format!("{}.journal.csv", out.with_extension("").display()))
-            }
-            _ => PathBuf::from("qsweep-size.journal.csv"),
-        });
+    let journal_path = then_run::journal_of(args);
+    then_run::check_paths(args, &journal_path, replace)?;
     let journal = size::evaluate::Journal::open(&journal_path, args.resume, args.sweep.force)?;
     if journal.loaded > 0 {
         say(&format!(
@@ -302,11 +296,13 @@ pub fn size(args: &SizeArgs) -> Result<()> {
             false,
         )?;
     }
-    // Everything is in the output now.
-    let _ = std::fs::remove_file(&journal_path);
     if let Some(then) = &args.then_run {
+        // The journal stays until the answers' rows are written: a stop
+        // here resumes from it (`--resume`) without searching again.
         then_run::then_run(args, &spec, &cases, &answers, engine.as_mut(), then)?;
     }
+    // Everything is in the outputs now.
+    let _ = std::fs::remove_file(&journal_path);
     Ok(())
 }
 

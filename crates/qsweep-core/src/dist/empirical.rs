@@ -80,13 +80,13 @@ pub(super) fn load_trace(file: &str, base_dir: &Path) -> Result<Vec<f64>, DistEr
                 )));
             }
             let gap = t - prev;
-            if !(gap as f32).is_finite() {
+            if !gap.is_finite() {
                 return Err(fail(format!(
-                    "line {lineno}: the gap after line {prev_line} is {gap:e}, beyond f32; \
+                    "line {lineno}: the gap after line {prev_line} is {gap:e}, beyond f64; \
                      expected timestamps of moderate size"
                 )));
             }
-            gaps.push(f64::from(gap as f32));
+            gaps.push((gap, lineno, prev_line));
         }
         last = Some((t, lineno));
     }
@@ -95,12 +95,39 @@ pub(super) fn load_trace(file: &str, base_dir: &Path) -> Result<Vec<f64>, DistEr
             "has fewer than two timestamps; expected one timestamp per line, at least two".into(),
         ));
     }
-    if gaps.iter().all(|&g| g == 0.0) {
+    if gaps.iter().all(|&(g, ..)| g == 0.0) {
         return Err(fail(
             "has all its timestamps equal; expected timestamps that advance".into(),
         ));
     }
-    Ok(gaps)
+    // Any unit will do, as the load rescales the trace to the point's rate;
+    // but a unit far from the gaps' own (1e-39 between timestamps) left them
+    // subnormal in f32 and the rescale factor infinite: mean wait 0 at rho
+    // 0.8, silently (issue 40). Such a trace is first brought near 1 by a
+    // power of two, exact in binary floating point. A trace whose mean gap
+    // is within 2^±60 is kept as it is, so its results do not change.
+    let mean = gaps
+        .iter()
+        .map(|&(g, ..)| g / gaps.len() as f64)
+        .sum::<f64>();
+    let unit = if (2f64.powi(-60)..=2f64.powi(60)).contains(&mean) {
+        1.0
+    } else {
+        2f64.powi(-(mean.log2().round() as i32))
+    };
+    gaps.into_iter()
+        .map(|(gap, lineno, prev_line)| {
+            let g = gap * unit;
+            if !(g as f32).is_finite() {
+                return Err(fail(format!(
+                    "line {lineno}: the gap after line {prev_line} is {gap:e}, {:e} times the \
+                     mean gap, beyond f32; expected timestamps of moderate spread",
+                    gap / mean
+                )));
+            }
+            Ok(f64::from(g as f32))
+        })
+        .collect()
 }
 
 /// Read an empirical file: one nonnegative number per line; blank lines and

@@ -1487,6 +1487,43 @@ fn trace_replays_its_gaps_in_file_order() {
     close(f64::from(table[start + 1]), 0.001, 3e-4);
 }
 
+/// A trace in a unit far from its gaps' own (1e-39 between timestamps, or
+/// 1e30) replays as the same trace in a unit near 1 (issue 40: its gaps
+/// were subnormal in f32 and the rescale factor infinite, so the mean wait
+/// was 0 at rho 0.8). The scale to a mean of 2 stays finite, and the
+/// table's gaps keep their ratios.
+#[test]
+fn a_trace_in_a_tiny_or_huge_unit_replays_as_in_seconds() {
+    let seconds = trace("s.txt", "0\n1\n3\n3.5\n");
+    let mut table = Vec::new();
+    let want = seconds.with_mean(2.0).to_law(&mut table);
+    let want_gaps: Vec<f64> = table
+        .iter()
+        .map(|&g| f64::from(g) * f64::from(want.scale))
+        .collect();
+    for (name, text) in [
+        ("tiny.txt", "0\n1e-39\n3e-39\n3.5e-39\n"),
+        ("huge.txt", "0\n1e30\n3e30\n3.5e30\n"),
+    ] {
+        let d = trace(name, text);
+        let mut table = Vec::new();
+        let law = d.with_mean(2.0).to_law(&mut table);
+        assert!(
+            law.scale.is_finite() && law.scale > 0.0,
+            "{name}: {}",
+            law.scale
+        );
+        let gaps: Vec<f64> = table
+            .iter()
+            .map(|&g| f64::from(g) * f64::from(law.scale))
+            .collect();
+        for (g, w) in gaps.iter().zip(&want_gaps) {
+            close(*g, *w, 1e-6);
+        }
+        close(d.mean(), 1.0, 1e-12);
+    }
+}
+
 /// A trace's index of dispersion at windows of √n mean gaps: near 0 for
 /// evenly spaced arrivals, near 1 for Poisson arrivals, well above 1 for
 /// the shipped bursty log (an MMPP whose asymptotic index is 16.7).

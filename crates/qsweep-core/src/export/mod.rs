@@ -14,10 +14,9 @@
 //! values are typed (see [`Kind`]): numbers as numbers, `true`/`false` as
 //! booleans, empty fields as null.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::UsageError;
 
@@ -142,8 +141,18 @@ impl Table {
         Ok(Table { header, rows })
     }
 
-    /// Only `columns`, in that order; each must exist.
+    /// Only `columns`, in that order; each must exist, once (a JSON object
+    /// with a key twice is read differently by every parser; issue 40).
     pub fn select(&self, columns: &[String]) -> Result<Table, UsageError> {
+        if let Some((_, c)) = columns
+            .iter()
+            .enumerate()
+            .find(|(i, c)| columns[..*i].contains(c))
+        {
+            return Err(UsageError(format!(
+                "--columns: '{c}' is given twice; expected each column once"
+            )));
+        }
         let idx: Vec<usize> = columns
             .iter()
             .map(|c| {
@@ -281,15 +290,28 @@ impl Kind {
     pub fn known(name: &str) -> Option<Kind> {
         Some(match name {
             // The patience law and the capacity K are "none" where a point
-            // has none: text, whatever the cells.
-            "routing" | "arrival" | "service" | "backend" | "analytic_method" | "error"
-            | "patience" | "capacity" | "mean_wait_flag" => Kind::Text,
+            // has none: text, whatever the cells. A fleet (`speeds`) is text,
+            // and so are its per-class columns: one number per class,
+            // `;`-separated (`output::fleet_columns`).
+            "routing"
+            | "arrival"
+            | "service"
+            | "backend"
+            | "analytic_method"
+            | "error"
+            | "patience"
+            | "capacity"
+            | "mean_wait_flag"
+            | "speeds"
+            | "class_mean_wait"
+            | "class_mean_wait_ci95"
+            | "analytic_class_mean_wait" => Kind::Text,
             "stable" | "converged" => Kind::Bool,
             "point" | "servers" | "workers" | "reps" | "customers" | "warmup" | "choices"
             | "routers" | "waited" | "max_in_system" | "warmup_truncation" | "count" => Kind::Int,
             "seed" => Kind::UInt,
             "lambda" | "rho" | "seconds" | "customers_per_s" | "bin_lower" | "bin_upper"
-            | "ccdf" | "p_abandon" | "p_timeout" | "p_block" => Kind::Float,
+            | "ccdf" | "p_abandon" | "p_timeout" | "p_block" | "arrival_dispersion" => Kind::Float,
             _ if name.ends_with("_wait")
                 || name.ends_with("_ci95")
                 || name.ends_with("_upper95")
@@ -341,16 +363,30 @@ impl Kind {
 }
 
 /// Writes `bytes` to `out` (an existing file is refused unless `force`), or
-/// to stdout for `-`.
+/// to stdout for `-`. Whole or not at all ([`crate::files::Staged`]): a
+/// failed write leaves an old `out` as it was.
 pub fn write_output(out: &Path, bytes: &[u8], force: bool) -> Result<()> {
     if out == Path::new("-") {
         return crate::output::to_stdout(bytes);
     }
     check_new(out, force)?;
-    let mut file = crate::output::create_file(out, force, "")?;
-    file.write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .with_context(|| format!("writing {}", out.display()))
+    crate::files::write_whole(out, bytes, force).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            already_exists(out).into()
+        } else {
+            anyhow::Error::from(e).context(format!(
+                "writing {} (nothing was written; an existing file is as it was)",
+                out.display()
+            ))
+        }
+    })
+}
+
+fn already_exists(out: &Path) -> UsageError {
+    UsageError(format!(
+        "out: '{}' already exists; expected a new file (pass --force to overwrite it)",
+        out.display()
+    ))
 }
 
 /// Refuses an existing `out` (unless `force`) before a run that ends by
@@ -358,10 +394,7 @@ pub fn write_output(out: &Path, bytes: &[u8], force: bool) -> Result<()> {
 pub fn check_new(out: &Path, force: bool) -> Result<(), UsageError> {
     crate::files::regular_output(out, "out")?;
     if !force && out.symlink_metadata().is_ok() {
-        return Err(UsageError(format!(
-            "out: '{}' already exists; expected a new file (pass --force to overwrite it)",
-            out.display()
-        )));
+        return Err(already_exists(out));
     }
     Ok(())
 }

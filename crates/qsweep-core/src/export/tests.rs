@@ -167,6 +167,13 @@ fn ci_columns_move_beside_their_estimates() {
         .unwrap_err()
         .0
         .starts_with("--columns: 'nope'"));
+    assert_eq!(
+        table()
+            .select(&["point".into(), "p99_wait".into(), "point".into()])
+            .unwrap_err()
+            .0,
+        "--columns: 'point' is given twice; expected each column once"
+    );
 }
 
 #[test]

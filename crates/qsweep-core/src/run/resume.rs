@@ -16,6 +16,7 @@ use anyhow::{Context, Result};
 use super::point::{PointResult, PreparedPoint};
 use super::rounds::{self, Interrupted};
 use crate::engine::Engine;
+use crate::export::Kind;
 use crate::output::COLUMNS;
 use crate::UsageError;
 
@@ -104,21 +105,10 @@ pub struct Expect<'a> {
     /// says otherwise was edited or written by another run (issue 25).
     pub customers: Option<u32>,
     pub reps: Option<u32>,
-    /// Check that every result column but the text ones ([`TEXT_RESULTS`])
-    /// holds a number or nothing.
+    /// Check that every result column holds a value of its type
+    /// ([`Kind::known`]) or nothing.
     pub numbers: bool,
 }
-
-/// The result columns that hold text; every other one holds a number or
-/// nothing, which [`scan_csv`] checks so that a kept row with a garbled
-/// statistic is refused instead of carried into the results (issue 25).
-const TEXT_RESULTS: [&str; 5] = [
-    "backend",
-    "analytic_method",
-    "converged",
-    "error",
-    "mean_wait_flag",
-];
 
 /// Reads a results CSV written by `qsweep run`: checks the header, that
 /// every row is whole with a valid, unique point of the expected shard and
@@ -267,23 +257,24 @@ pub fn scan_csv(path: &Path, expect: &Expect<'_>) -> Result<Scanned> {
             }
         }
         for c in 0..rec.len() {
-            let numeric = match crate::output::TABLE.get(c) {
-                Some(column) => match column.value {
-                    crate::output::Value::Axis(_) => false,
-                    crate::output::Value::Result(_) => !TEXT_RESULTS.contains(&column.name),
-                },
-                // `--quantiles` and `--slo` columns.
-                None => true,
+            let name = match COLUMNS.get(c) {
+                Some(n) => *n,
+                None => out.extra[c - COLUMNS.len()].as_str(),
             };
+            // The axes were compared with the spec above; every other column
+            // is typed by name as `export` types it (the patience law, a
+            // capacity or a fleet is text, `none` where a point has none).
+            let axis = matches!(
+                crate::output::TABLE.get(c).map(|t| &t.value),
+                Some(crate::output::Value::Axis(_))
+            );
+            let kind = Kind::known(name).unwrap_or(Kind::Text);
             let v = field(c);
-            if expect.numbers && numeric && !v.is_empty() && v.parse::<f64>().is_err() {
-                let shown_name = match COLUMNS.get(c) {
-                    Some(n) => n.to_string(),
-                    None => out.extra[c - COLUMNS.len()].clone(),
-                };
+            if expect.numbers && !axis && !v.is_empty() && !kind.accepts(&v) {
                 return Err(bad(format!(
-                    "{shown_name} '{v}' is not a number (point {point}); expected the values \
-                     qsweep wrote (an edited file?)"
+                    "{name} '{v}' is not {} (point {point}); expected the values qsweep \
+                     wrote (an edited file?)",
+                    kind.described()
                 )));
             }
         }

@@ -539,9 +539,15 @@ fn parse_patience(text: &str, base_dir: &Path) -> Result<Option<Dist>, String> {
     if text.trim() == "none" {
         return Ok(None);
     }
+    // The law is read as a service law, but the message is about patience:
+    // "--patience: det: …", not "--patience: service: det: …" (issue 40).
     Dist::parse(text, Role::Service, base_dir)
         .map(Some)
-        .map_err(|e| e.to_string())
+        .map_err(|e| {
+            let e = e.to_string();
+            e.strip_prefix("service: ")
+                .map_or(e.clone(), str::to_string)
+        })
 }
 
 const EXPECT_CAPACITY: &str = "integers from 1 to 65535 (requests a dyno, or the central queue, \
