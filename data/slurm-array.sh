@@ -7,6 +7,12 @@
 #   sbatch data/slurm-array.sh spec.toml        # submit the 16 tasks
 #   qsweep merge results.csv piece-*.csv        # when all have finished
 #
+# The second argument is the number of pieces (16, as --array=0-15): give it
+# when the array is another size (sbatch --array=0-63 data/slurm-array.sh
+# spec.toml 64), and keep it when resubmitting one task alone
+# (sbatch --array=5 data/slurm-array.sh spec.toml 16), whose
+# SLURM_ARRAY_TASK_COUNT is 1.
+#
 # --resume makes every task restartable: a requeued, preempted or resubmitted
 # task keeps the rows it already wrote and runs only the missing points
 # (a first run just starts the file). On SIGTERM (time limit, preemption)
@@ -25,7 +31,7 @@
 
 set -euo pipefail
 SPEC=${1:-spec.toml}
-N=${SLURM_ARRAY_TASK_COUNT:-16}
+N=${2:-16}
 K=${SLURM_ARRAY_TASK_ID:?run this with sbatch --array}
 
 exec qsweep run "$SPEC" --shard "$K/$N" -o "piece-$K.csv" --resume

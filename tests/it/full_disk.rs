@@ -93,3 +93,69 @@ fn a_failed_write_keeps_the_old_output_and_says_so_in_one_line() {
         assert_eq!(listing(d), files, "{forced:?}: a temporary file was left");
     }
 }
+
+/// `run --hist` stopped by a full disk, then resumed, gives the histogram
+/// of one run (issue 40: the file kept torn rows and lacked bins). A
+/// point's histogram rows are written before its results row, and a resume
+/// keeps only the rows of the points the results CSV holds.
+#[test]
+fn a_histogram_cut_by_a_full_disk_resumes_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let spec = [
+        "run",
+        "--backend",
+        "cpu",
+        "--routing",
+        "random",
+        "--servers",
+        "1,2,3,4,5,6,7,8",
+        "--rho",
+        "0.9",
+        "--reps",
+        "32",
+        "--customers",
+        "4000",
+        "--warmup",
+        "0",
+        "-q",
+    ];
+    let with = |extra: &[&str]| -> Vec<String> {
+        spec.iter().chain(extra).map(|s| s.to_string()).collect()
+    };
+    let one = with(&["-o", "one.csv", "--hist", "one-hist.csv"]);
+    ok(d, &refs(&one));
+    let hist_size = std::fs::metadata(d.join("one-hist.csv")).unwrap().len();
+    // The limit cuts the histogram after a few points, not the results.
+    assert!(hist_size > 8 * 1024, "{hist_size} bytes");
+    let cut = with(&["-o", "cut.csv", "--hist", "cut-hist.csv"]);
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -f {} && exec \"$0\" \"$@\"",
+            hist_size / 512 / 3
+        ))
+        .arg(BIN)
+        .args(&cut)
+        .current_dir(d)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("File too large"), "{err}");
+    let mut resumed = cut.clone();
+    resumed.push("--resume".into());
+    ok(d, &refs(&resumed));
+    let sorted = |name: &str| {
+        let text = std::fs::read_to_string(d.join(name)).unwrap();
+        let mut lines: Vec<String> = text.lines().map(String::from).collect();
+        lines.sort();
+        lines
+    };
+    assert_eq!(sorted("cut-hist.csv"), sorted("one-hist.csv"));
+}
+
+fn refs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}

@@ -492,3 +492,58 @@ fn then_run_paths_are_checked_and_a_stopped_then_run_resumes() {
     let o = run(&full);
     assert_eq!(o.status.code(), Some(2), "{}", show(&o));
 }
+
+/// A capacity K bounds a central queue's fleet (issue 40: `size --capacity
+/// 10` grew central past K, then failed with "capacity: 10 is below the
+/// queue's 12 servers" and dropped random's answer). The search stops at
+/// K, and a case that cannot be met within it says why.
+#[test]
+fn a_capacity_bounds_the_search_and_keeps_every_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let args: Vec<&str> = [
+        "size",
+        "--routing",
+        "random,central",
+        "--capacity",
+        "10",
+        "--target",
+        "p_wait<=0.001",
+        "--reps",
+        "64",
+        "--customers",
+        "4000",
+        "--warmup",
+        "0",
+        "-o",
+        "k.csv",
+    ]
+    .into_iter()
+    .chain(BASE)
+    .collect();
+    let o = qsweep(d, &args);
+    assert!(o.status.success(), "{}", show(&o));
+    let text = std::fs::read_to_string(d.join("k.csv")).unwrap();
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let header = r.headers().unwrap().clone();
+    let col = |n: &str| header.iter().position(|h| h == n).unwrap();
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    for row in &rows {
+        let answer = &row[col("answer")];
+        match &row[col("routing")] {
+            // Every dyno its own queue of K: any fleet is allowed.
+            "random" => assert!(!answer.is_empty(), "{text}"),
+            // M/M/R/10 at λ = 150, µ = 3 needs R ≥ 51 to keep waits rare,
+            // more than a capacity of 10 can hold in service.
+            _ => {
+                assert!(
+                    answer.is_empty() || answer.parse::<u32>().unwrap() <= 10,
+                    "{text}"
+                );
+            }
+        }
+    }
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("is below the queue's"), "{err}");
+}

@@ -224,7 +224,14 @@ impl Extras {
             write().context("writing to stdout")?;
         }
         if let Some((path, force, append)) = self.hist_path.take() {
-            self.hist = Some(HistSink::open(&path, force, append)?);
+            // Resumed: the histogram keeps the rows of the points whose rows
+            // the CSV kept (written before them), and only those.
+            let kept: std::collections::BTreeSet<u32> = session
+                .rows
+                .iter()
+                .filter_map(|row| row.first()?.parse().ok())
+                .collect();
+            self.hist = Some(HistSink::open(&path, force, append.then_some(&kept))?);
         }
         if let Some(h) = self.hist.as_mut() {
             h.write(r.point.grid.index, &r.hist, r.point.scale, r.stats.max_wait)?;

@@ -229,7 +229,11 @@ pub fn size(args: &SizeArgs) -> Result<()> {
                     ));
                     Ok(e)
                 };
-                let found = size::search(case.first, args.max, target, &mut eval)?;
+                let (most, why) = case.most(args.max);
+                let mut found = size::search(case.first, most, target, &mut eval)?;
+                if let (None, Some(why)) = (&found.answer, why) {
+                    found.verdict = size::Verdict::NotFoundWithin(why);
+                }
                 per_search.push(found.evaluations.len());
                 if let Some(a) = &found.answer {
                     if !answers.contains(&(id, a.n)) {

@@ -56,7 +56,7 @@ pub(super) fn then_run(
     let mut sink = output::CsvSink::create_with(staged.path(), false, &extra)?;
     let staged_hist = args.hist.as_deref().map(|h| Staged::new(h, true));
     let mut hist = match &staged_hist {
-        Some(h) => Some(HistSink::open(h.path(), true, false)?),
+        Some(h) => Some(HistSink::open(h.path(), true, None)?),
         None => None,
     };
     let label = engine.label();

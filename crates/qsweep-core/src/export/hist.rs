@@ -16,6 +16,7 @@
 //!   customers). Plotting `ccdf` against `bin_upper` on log axes gives the
 //!   tail.
 
+use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
@@ -62,6 +63,44 @@ pub fn hist_rows(point: u32, sections: &[Vec<u64>], scale: f64, max_wait: f64) -
     rows
 }
 
+/// Keeps, in the histogram CSV at `path`, the header and the whole rows of
+/// the points in `kept`, dropping the rest: the rows of a point whose
+/// results row was never written (a stop or a full disk while its rows were
+/// written: they come before its results row) and a torn last line. So a
+/// resumed `--hist` has each point's rows once and whole (issue 40: a full
+/// disk left torn 9-field rows and points missing bins, which `--resume`
+/// kept). Rewritten whole ([`crate::files::Staged`]), only when something
+/// is dropped.
+pub fn keep_points(path: &Path, kept: &BTreeSet<u32>) -> Result<()> {
+    let named = || format!("--hist: reading {}", path.display());
+    let bytes = std::fs::read(path).with_context(named)?;
+    let mut out: Vec<u8> = Vec::with_capacity(bytes.len());
+    let mut dropped = false;
+    let mut lines = bytes.split_inclusive(|&b| b == b'\n');
+    match lines.next() {
+        Some(h) if h.ends_with(b"\n") => out.extend_from_slice(h),
+        // Empty, or a torn header: started again by the sink.
+        _ => dropped = !bytes.is_empty(),
+    }
+    for line in lines {
+        let whole = line.ends_with(b"\n")
+            && line.iter().filter(|&&b| b == b',').count() == HIST_COLUMNS.len() - 1;
+        let point = line
+            .split(|&b| b == b',')
+            .next()
+            .and_then(|p| std::str::from_utf8(p).ok()?.parse::<u32>().ok());
+        match point {
+            Some(p) if whole && kept.contains(&p) => out.extend_from_slice(line),
+            _ => dropped = true,
+        }
+    }
+    if dropped {
+        crate::files::write_whole(path, &out, true)
+            .with_context(|| format!("--hist: rewriting {}", path.display()))?;
+    }
+    Ok(())
+}
+
 /// A histogram CSV being written, flushed after each point.
 pub struct HistSink {
     path: PathBuf,
@@ -70,10 +109,13 @@ pub struct HistSink {
 
 impl HistSink {
     /// Creates `path` (an existing file is refused unless `force`), or with
-    /// `append` adds to it (`--resume`: the points this invocation runs).
-    pub fn open(path: &Path, force: bool, append: bool) -> Result<HistSink> {
+    /// `append` adds to it (`--resume`: the points this invocation runs),
+    /// after keeping only the rows of the points in `kept` (those the
+    /// results CSV holds; see [`keep_points`]).
+    pub fn open(path: &Path, force: bool, append: Option<&BTreeSet<u32>>) -> Result<HistSink> {
         let exists = path.symlink_metadata().is_ok();
-        let file = if append && exists {
+        let file = if let (Some(kept), true) = (append, exists) {
+            keep_points(path, kept)?;
             OpenOptions::new().append(true).open(path)
         } else {
             if exists && !force {
@@ -124,6 +166,29 @@ impl HistSink {
 mod tests {
     use super::*;
     use crate::contract::hist_bin;
+
+    #[test]
+    fn a_resumed_histogram_keeps_the_whole_rows_of_the_kept_points() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.csv");
+        let header = format!("{}\n", HIST_COLUMNS.join(","));
+        // Point 0 whole, point 1 (no results row) cut short in a line.
+        let text = format!("{header}0,0,1,5,0.5\n0,1,2,5,0\n1,0,1,3,0.7\n1,1,2");
+        std::fs::write(&path, &text).unwrap();
+        keep_points(&path, &BTreeSet::from([0])).unwrap();
+        let kept = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(kept, format!("{header}0,0,1,5,0.5\n0,1,2,5,0\n"));
+        // Nothing to drop: the file is left as it is.
+        keep_points(&path, &BTreeSet::from([0, 1])).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), kept);
+        // Two rows run together (a torn line, then an append) are dropped.
+        std::fs::write(&path, format!("{header}0,0,1,5,0.5\n0,1,20,0,1,5,0\n")).unwrap();
+        keep_points(&path, &BTreeSet::from([0])).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            format!("{header}0,0,1,5,0.5\n")
+        );
+    }
 
     #[test]
     fn rows_are_the_non_empty_bins_with_their_tail_fraction() {

@@ -37,7 +37,10 @@ pub trait Observer {
     /// The points are about to run: `planned` customers (warm-up included)
     /// for the first round of each, for a progress bar.
     fn start(&mut self, _session: &Session, _planned: f64) {}
-    /// A point finished and its row is written (`fields`).
+    /// A point finished; `fields` is its row, written to the CSV once this
+    /// returns (so what goes with the row, such as `--hist`'s rows, is on
+    /// disk before the row says the point is done). `session.rows` holds
+    /// the rows before it.
     fn point(
         &mut self,
         session: &Session,

@@ -607,8 +607,14 @@ impl Session {
 
     /// Writes (and flushes) a finished point's row; returns its fields.
     pub fn write(&mut self, r: &PointResult<'_>, label: &str) -> Result<&[String]> {
-        let customers = self.spec.run.customers;
         let fields = super::row::fields(&self.spec, r, label);
+        self.record(r, label, fields)?;
+        Ok(self.rows.last().expect("just recorded"))
+    }
+
+    /// Writes `fields`, the row of `r`, to the CSV.
+    fn record(&mut self, r: &PointResult<'_>, label: &str, fields: Vec<String>) -> Result<()> {
+        let customers = self.spec.run.customers;
         self.sink
             .as_mut()
             .expect("Session::begin opened the CSV")
@@ -620,7 +626,7 @@ impl Session {
         }
         self.rows.push(fields);
         super::interrupt::set_abort_rows(self.rows.len() as u64, self.new_rows());
-        Ok(self.rows.last().expect("just pushed"))
+        Ok(())
     }
 
     /// The columns after the standard ones (`--quantiles`, `--slo`).
@@ -692,8 +698,14 @@ impl Session {
             engine,
             fall_back.then_some(&mut fallback as Fallback<'_>),
             &mut |r: PointResult<'_>, label: &str| {
-                let fields = self.write(&r, label)?.to_vec();
-                on_point(self, &fields, &r)
+                // The observer first (the `--hist` rows), then the row: a row
+                // in the CSV says its point is done, so what goes with it must
+                // be on disk before it (issue 40: a full disk between a row
+                // and its histogram left a torn histogram --resume never
+                // redid).
+                let fields = super::row::fields(&self.spec, &r, label);
+                on_point(self, &fields, &r)?;
+                self.record(&r, label, fields)
             },
             stop,
         );

@@ -390,6 +390,9 @@ pub enum Verdict {
     Unresolved(String),
     /// Not met up to the search's limit.
     NotFound,
+    /// Not met up to a limit the case itself sets (its capacity), which
+    /// says why.
+    NotFoundWithin(String),
 }
 
 impl fmt::Display for Verdict {
@@ -399,6 +402,7 @@ impl fmt::Display for Verdict {
             Verdict::Resolved => f.write_str("yes"),
             Verdict::Unresolved(why) => write!(f, "no: {why}"),
             Verdict::NotFound => f.write_str("not met"),
+            Verdict::NotFoundWithin(why) => write!(f, "not met: {why}"),
         }
     }
 }
@@ -537,6 +541,54 @@ impl Case {
             Over::Workers => s.workers = vec![n],
         }
         s
+    }
+
+    /// The largest value of the searched axis, up to `max`, this case can
+    /// take, and why when it is less than `max`: a capacity K holds the
+    /// requests in service, so a queue of more than K servers (a central
+    /// queue's whole fleet, a dyno's workers) cannot have it (issue 40:
+    /// `size --capacity 10` grew central past K and then failed, dropping
+    /// the answers already found).
+    pub fn most(&self, max: u32) -> (u32, Option<String>) {
+        let Some(k) = self.spec.capacity[0] else {
+            return (max, None);
+        };
+        let s = &self.spec;
+        let (routing, routers) = (s.routing[0], s.routers[0]);
+        let queue = |n: u32| -> u64 {
+            if routing.is_dynamic(routers) {
+                return 1;
+            }
+            let (servers, workers) = match self.over {
+                Over::Servers => (n, s.workers[0]),
+                Over::Workers => (s.servers[0], n),
+            };
+            // A central queue's is the whole fleet (`Routing::shape`), in
+            // u64: servers × workers may pass u32 at the search's limit.
+            if routing == crate::routing::Routing::Central {
+                return u64::from(servers) * u64::from(workers);
+            }
+            u64::from(routing.shape(servers, workers, routers).servers)
+        };
+        let k64 = u64::from(k);
+        if queue(max) <= k64 {
+            return (max, None);
+        }
+        // The queue grows with n: the largest n whose queue fits under K.
+        let (mut lo, mut hi) = (0u32, max);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if queue(mid) <= k64 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let why = format!(
+            "a capacity of {k} holds at most {k} requests in service, so at most {lo} {}",
+            self.over.name()
+        );
+        (lo, Some(why))
     }
 
     /// `routing=pod choices=2 lambda=150` (and whatever else the spec
