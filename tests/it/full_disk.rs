@@ -159,3 +159,86 @@ fn a_histogram_cut_by_a_full_disk_resumes_whole() {
 fn refs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
 }
+
+/// A run stopped by a full disk says how to resume it, even when its
+/// `.meta.json` cannot be updated either (issue 40: that file's error was
+/// all it said), and the resumed CSV is one run's.
+#[test]
+fn a_run_stopped_by_a_full_disk_says_how_to_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let spec: Vec<String> = [
+        "run",
+        "--backend",
+        "cpu",
+        "--routing",
+        "random,central",
+        "--servers",
+        "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20",
+        "--rho",
+        "0.5",
+        "--reps",
+        "32",
+        "--customers",
+        "500",
+        "--warmup",
+        "0",
+        "-q",
+    ]
+    .map(String::from)
+    .to_vec();
+    let with = |extra: &[&str]| -> Vec<String> {
+        spec.iter()
+            .cloned()
+            .chain(extra.iter().map(|s| s.to_string()))
+            .collect()
+    };
+    ok(d, &refs(&with(&["-o", "one.csv"])));
+    let size = std::fs::metadata(d.join("one.csv")).unwrap().len();
+    let meta = std::fs::metadata(d.join("one.meta.json")).unwrap().len();
+    // Room for the meta file and some rows, not for every row.
+    let blocks = (size / 2).max(meta + 512) / 512;
+    assert!(blocks * 512 < size, "{size} {meta}");
+    let cut = with(&["-o", "cut.csv"]);
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -f {blocks} && exec \"$0\" \"$@\""))
+        .arg(BIN)
+        .args(&cut)
+        .current_dir(d)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("File too large"), "{err}");
+    assert!(
+        err.contains("After fixing the cause, resume with:") && err.contains("--resume"),
+        "{err}"
+    );
+    let mut resumed = cut.clone();
+    resumed.push("--resume".into());
+    ok(d, &refs(&resumed));
+    assert_eq!(untimed(&d.join("cut.csv")), untimed(&d.join("one.csv")));
+}
+
+/// The CSV's records with the timing columns blanked.
+fn untimed(path: &Path) -> Vec<Vec<String>> {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    r.records()
+        .map(|rec| {
+            rec.unwrap()
+                .iter()
+                .zip(&header)
+                .map(|(v, h)| {
+                    if qsweep_core::output::TIMING_COLUMNS.contains(&h.as_str()) {
+                        String::new()
+                    } else {
+                        v.to_string()
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}

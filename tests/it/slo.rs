@@ -517,7 +517,7 @@ fn slo_in_the_spec_file_and_resume_keep_the_columns() {
 fn bad_slo_values_are_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let spec = small_spec(dir.path(), None);
-    for bad in ["0.5,0.5", "-1", "x", "1,2,3,4,5", "inf", ""] {
+    for bad in ["0.5,0.5", "-1", "x", "1,2,3,4,5", "inf", "", "1e300"] {
         let out = dir.path().join("never.csv");
         let r = qsweep()
             .arg("run")
@@ -530,6 +530,8 @@ fn bad_slo_values_are_refused_in_one_line() {
         assert_eq!(r.status.code(), Some(2), "--slo {bad:?}: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
         assert!(err.contains("--slo") && err.contains("at most 4"), "{err}");
+        // The range says why 1e300 is refused (issue 40).
+        assert!(err.contains("from 0 to 3.4e38"), "{err}");
         assert!(!out.exists());
     }
 }

@@ -130,6 +130,11 @@ impl Staged {
         &self.tmp
     }
 
+    /// Creates the temporary file (new: never one another process holds).
+    pub fn create(&self) -> std::io::Result<std::fs::File> {
+        std::fs::File::create_new(&self.tmp)
+    }
+
     /// Syncs the temporary file and puts it in place of `out`. Without
     /// `force`, an `out` that exists by now is an `AlreadyExists` error.
     pub fn commit(mut self) -> std::io::Result<()> {
@@ -161,11 +166,34 @@ impl Drop for Staged {
     }
 }
 
+/// Why [`write_whole`] wrote nothing: the file could not be created (a
+/// folder that does not exist or cannot be written: bad input, as before
+/// outputs were staged), or the bytes could not be written or put in place
+/// (a full disk; `AlreadyExists` without `force`).
+#[derive(Debug)]
+pub enum Unwritten {
+    Create(std::io::Error),
+    Write(std::io::Error),
+}
+
+impl std::fmt::Display for Unwritten {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unwritten::Create(e) | Unwritten::Write(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for Unwritten {}
+
 /// Writes `bytes` to `out` whole or not at all ([`Staged`]).
-pub fn write_whole(out: &Path, bytes: &[u8], force: bool) -> std::io::Result<()> {
+pub fn write_whole(out: &Path, bytes: &[u8], force: bool) -> Result<(), Unwritten> {
+    use std::io::Write;
     let staged = Staged::new(out, force);
-    std::fs::write(staged.path(), bytes)?;
-    staged.commit()
+    let mut file = staged.create().map_err(Unwritten::Create)?;
+    file.write_all(bytes).map_err(Unwritten::Write)?;
+    drop(file);
+    staged.commit().map_err(Unwritten::Write)
 }
 
 #[cfg(test)]
@@ -185,10 +213,17 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "old");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
         // Without force an existing file is never replaced.
-        let e = write_whole(&out, b"new", false).unwrap_err();
-        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+        match write_whole(&out, b"new", false) {
+            Err(Unwritten::Write(e)) => assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists),
+            other => panic!("{other:?}"),
+        }
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "old");
         write_whole(&out, b"new", true).unwrap();
+        // A folder that does not exist: nothing created.
+        assert!(matches!(
+            write_whole(&dir.path().join("no/x.svg"), b"x", true),
+            Err(Unwritten::Create(_))
+        ));
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "new");
         let fresh = dir.path().join("t.csv");
         write_whole(&fresh, b"x", false).unwrap();

@@ -213,7 +213,13 @@ pub fn merge(out: &Path, pieces: &[PathBuf], force: bool) -> Result<Merged> {
             out.display()
         ))
     };
-    let mut sink = CsvSink::create_with(staged.path(), false, &extra)?;
+    staged.create().map_err(|e| {
+        usage(format!(
+            "merge: cannot create '{}': {e}; expected a path in a folder that exists",
+            out.display()
+        ))
+    })?;
+    let mut sink = CsvSink::create_with(staged.path(), true, &extra)?;
     let mut rows = Vec::with_capacity(by_point.len());
     for (_, (_, row)) in by_point {
         sink.write(&row).map_err(unwritten)?;

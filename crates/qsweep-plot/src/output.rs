@@ -55,7 +55,15 @@ fn io_error(out: &Path, cause: std::io::Error) -> PlotError {
 /// full disk leaves an older figure as it was (issue 40).
 fn write_whole(out: &Path, bytes: &[u8]) -> Result<(), PlotError> {
     // The command refused an existing `out` without --force already.
-    qsweep_core::files::write_whole(out, bytes, true).map_err(|e| io_error(out, e))
+    use qsweep_core::files::Unwritten;
+    qsweep_core::files::write_whole(out, bytes, true).map_err(|e| match e {
+        // A folder that does not exist: bad input, as before.
+        Unwritten::Create(cause) => PlotError::Io {
+            file: out.display().to_string(),
+            cause,
+        },
+        Unwritten::Write(cause) => io_error(out, cause),
+    })
 }
 
 fn write_svg(

@@ -53,7 +53,13 @@ pub(super) fn then_run(
     // no half-written file to refuse later (check_paths refused an
     // existing one unless --force or --resume).
     let staged = Staged::new(then, true);
-    let mut sink = output::CsvSink::create_with(staged.path(), false, &extra)?;
+    staged.create().map_err(|e| {
+        qsweep_core::UsageError(format!(
+            "--then-run: cannot create '{}': {e}; expected a path in a folder that exists",
+            then.display()
+        ))
+    })?;
+    let mut sink = output::CsvSink::create_with(staged.path(), true, &extra)?;
     let staged_hist = args.hist.as_deref().map(|h| Staged::new(h, true));
     let mut hist = match &staged_hist {
         Some(h) => Some(HistSink::open(h.path(), true, None)?),
@@ -159,8 +165,20 @@ pub(super) fn check_paths(args: &SizeArgs, journal: &Path, replace: bool) -> Res
             }
         }
     }
-    for f in [&args.then_run, &args.hist].into_iter().flatten() {
+    for (flag, f) in [("--then-run", &args.then_run), ("--hist", &args.hist)] {
+        let Some(f) = f else { continue };
         qsweep_core::export::check_new(f, replace)?;
+        // Found before the search, not after it.
+        if let Some(parent) = f.parent().filter(|p| !p.as_os_str().is_empty()) {
+            if !parent.is_dir() {
+                return Err(usage(format!(
+                    "{flag}: '{}' is in a folder that does not exist ('{}'); expected a path \
+                     in an existing folder",
+                    f.display(),
+                    parent.display()
+                )));
+            }
+        }
     }
     Ok(())
 }

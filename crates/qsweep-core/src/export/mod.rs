@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
+use crate::files::Unwritten;
 use crate::UsageError;
 
 pub mod hist;
@@ -370,15 +371,17 @@ pub fn write_output(out: &Path, bytes: &[u8], force: bool) -> Result<()> {
         return crate::output::to_stdout(bytes);
     }
     check_new(out, force)?;
-    crate::files::write_whole(out, bytes, force).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::AlreadyExists {
-            already_exists(out).into()
-        } else {
-            anyhow::Error::from(e).context(format!(
-                "writing {} (nothing was written; an existing file is as it was)",
-                out.display()
-            ))
+    crate::files::write_whole(out, bytes, force).map_err(|e| match e {
+        Unwritten::Create(e) => {
+            UsageError(format!("out: cannot create '{}': {e}", out.display())).into()
         }
+        Unwritten::Write(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            already_exists(out).into()
+        }
+        Unwritten::Write(e) => anyhow::Error::from(e).context(format!(
+            "writing {} (nothing was written; an existing file is as it was)",
+            out.display()
+        )),
     })
 }
 

@@ -769,7 +769,11 @@ impl Session {
             self.meta_file = target_meta;
             return Ok(());
         }
-        meta.write(&writing_meta)?;
+        // A full disk fails the meta file too: the run's own error and how
+        // to resume still come first (issue 40: the meta file's error was
+        // all a full disk said). The meta file written at the start still
+        // vouches for the spec, which is what --resume checks.
+        let meta_written = meta.write(&writing_meta);
         if let Err(e) = result {
             let kept = match &self.partial {
                 Some(partial) => format!(
@@ -803,6 +807,10 @@ impl Session {
                 return Err(e);
             }
             let hint = self.resume_hint();
+            let kept = match &meta_written {
+                Ok(()) => kept,
+                Err(m) => format!("{kept}; its .meta.json could not be updated ({m:#})"),
+            };
             if e.is::<Interrupted>() {
                 say(&format!(
                     "qsweep: interrupted; {kept}. To resume:\n  {hint}"
@@ -815,7 +823,7 @@ impl Session {
             }
             return Err(e);
         }
-        Ok(())
+        meta_written
     }
 }
 

@@ -436,8 +436,9 @@ pub(super) const RUN_SETTINGS: &[RunSetting] = &[
     RunSetting {
         key: "slo",
         flag: "slo",
-        expected: "a list of at most 4 wait thresholds, each a number >= 0 in the spec's time \
-                   unit, each once (e.g. 0.1,1,30)",
+        expected: "a list of at most 4 wait thresholds, each once, each a number from 0 to \
+                   3.4e38 (f32, what the kernels count in) in the spec's time unit (e.g. \
+                   0.1,1,30)",
         listed_at: 13,
         flag_value: |a| a.slo.as_deref().map(Given::Text),
         set: |r, v| {
