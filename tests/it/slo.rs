@@ -513,6 +513,58 @@ fn slo_in_the_spec_file_and_resume_keep_the_columns() {
     assert_eq!(std::fs::read(&out).unwrap(), before);
 }
 
+/// `--slo` and `--quantiles` may be repeated, as every flag may (issue 40:
+/// "cannot be used multiple times"): the lists join.
+#[test]
+fn slo_and_quantile_flags_may_be_repeated() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = small_spec(dir.path(), None);
+    let run = |args: &[&str], out: &str| {
+        let r = qsweep()
+            .arg("run")
+            .arg(&spec)
+            .args(args)
+            .args(["-q", "-o", out])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        header_and_rows(&dir.path().join(out))
+    };
+    let (h1, r1) = run(&["--slo", "0.5,2", "--quantiles", "0.9,0.999"], "one.csv");
+    let (h2, r2) = run(
+        &[
+            "--slo",
+            "0.5",
+            "--quantiles",
+            "0.9",
+            "--slo",
+            "2",
+            "--quantiles",
+            "0.999",
+        ],
+        "two.csv",
+    );
+    assert_eq!(h1, h2);
+    assert!(h1.iter().any(|h| h == "p_wait_gt_2") && h1.iter().any(|h| h == "q0.999_wait"));
+    let untimed = |rows: Vec<Vec<String>>, h: &[String]| -> Vec<Vec<String>> {
+        let skip: Vec<usize> = ["backend", "seconds", "customers_per_s"]
+            .iter()
+            .filter_map(|c| h.iter().position(|x| x == c))
+            .collect();
+        rows.into_iter()
+            .map(|r| {
+                r.into_iter()
+                    .enumerate()
+                    .filter(|(i, _)| !skip.contains(i))
+                    .map(|(_, v)| v)
+                    .collect()
+            })
+            .collect()
+    };
+    assert_eq!(untimed(r1, &h1), untimed(r2, &h2));
+}
+
 #[test]
 fn bad_slo_values_are_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();

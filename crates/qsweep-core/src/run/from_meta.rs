@@ -49,7 +49,7 @@ pub(super) fn load_from_meta(path: &Path, a: &SweepArgs) -> Result<(Spec, Option
         ("seed", a.seed.is_some()),
         ("allow-unstable", a.allow_unstable),
         ("units", a.units.is_some()),
-        ("quantiles", a.quantiles.is_some()),
+        ("quantiles", !a.quantiles.is_empty()),
     ] {
         if set {
             given.push(format!("--{name}"));

@@ -182,10 +182,10 @@ pub struct SweepArgs {
     pub units: Option<String>,
     /// Extra wait quantiles, each adding the CSV columns q{Q}_wait and q{Q}_wait_ci95 (e.g. 0.9999 → q0.9999_wait), computed like p99_wait [list]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_hint = clap::ValueHint::Other)]
-    pub quantiles: Option<String>,
+    pub quantiles: Vec<String>,
     /// Wait thresholds (at most 4, in the spec's time unit), each adding the CSV columns p_wait_gt_{T}, p_wait_gt_{T}_ci95 and analytic_p_wait_gt_{T}: P(wait > T), counted exactly per customer in the kernels, Student t CI over replications [list]
     #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_hint = clap::ValueHint::Other)]
-    pub slo: Option<String>,
+    pub slo: Vec<String>,
     /// What the patience axis does: abandon (the request leaves unserved when its wait would exceed its patience; default) or timeout (it is served, and counted as timed out)
     #[arg(long, value_name = "MODE", value_parser = Words(|| vec!["abandon", "timeout"]), hide_possible_values = true)]
     pub reneging: Option<String>,

@@ -125,6 +125,9 @@ pub(super) enum Given<'a> {
     Toml(&'a DeValue<'a>),
     /// A flag's text (`--reps 4`).
     Text(&'a str),
+    /// A list flag's texts, once per time it is given (`--slo 0.1 --slo
+    /// 1,30`): one list, as the README promises of every flag.
+    Texts(&'a [String]),
     /// A path flag's value (`-o out.csv`), which need not be UTF-8.
     Path(&'a Path),
     /// A switch that is present (`--allow-unstable`).
@@ -138,7 +141,7 @@ impl Given<'_> {
         match self {
             Given::Toml(v) => de_int(v),
             Given::Text(s) => str_int(s),
-            Given::Path(_) | Given::Switch => None,
+            Given::Path(_) | Given::Switch | Given::Texts(_) => None,
         }
     }
 
@@ -147,7 +150,7 @@ impl Given<'_> {
         match self {
             Given::Toml(v) => de_float(v),
             Given::Text(s) => s.trim().parse().ok(),
-            Given::Path(_) | Given::Switch => None,
+            Given::Path(_) | Given::Switch | Given::Texts(_) => None,
         }
     }
 
@@ -156,7 +159,7 @@ impl Given<'_> {
         match self {
             Given::Toml(v) => v.as_str(),
             Given::Text(s) => Some(s),
-            Given::Path(_) | Given::Switch => None,
+            Given::Path(_) | Given::Switch | Given::Texts(_) => None,
         }
     }
 
@@ -174,6 +177,7 @@ impl Given<'_> {
         match self {
             Given::Toml(v) => show(v),
             Given::Text(s) => quote(s),
+            Given::Texts(v) => quote(&v.join(",")),
             Given::Path(p) => quote(&p.to_string_lossy()),
             Given::Switch => "the switch".to_string(),
         }
@@ -414,7 +418,7 @@ pub(super) const RUN_SETTINGS: &[RunSetting] = &[
         flag: "quantiles",
         expected: "a list of probabilities between 0 and 1, each once (e.g. 0.5,0.99,0.9999)",
         listed_at: 12,
-        flag_value: |a| a.quantiles.as_deref().map(Given::Text),
+        flag_value: |a| (!a.quantiles.is_empty()).then(|| Given::Texts(&a.quantiles)),
         set: |r, v| {
             let qs = float_list(v)?;
             let ok = |q: &f64| q.is_finite() && *q > 0.0 && *q < 1.0;
@@ -440,7 +444,7 @@ pub(super) const RUN_SETTINGS: &[RunSetting] = &[
                    3.4e38 (f32, what the kernels count in) in the spec's time unit (e.g. \
                    0.1,1,30)",
         listed_at: 13,
-        flag_value: |a| a.slo.as_deref().map(Given::Text),
+        flag_value: |a| (!a.slo.is_empty()).then(|| Given::Texts(&a.slo)),
         set: |r, v| {
             let ts = float_list(v)?;
             // The recorder counts in f32: a threshold must be one.
@@ -494,6 +498,11 @@ fn float_list(v: &Given<'_>) -> Option<Vec<f64>> {
             .map(|i| de_float(i.get_ref()))
             .collect::<Option<_>>(),
         Given::Toml(other) => Some(vec![de_float(other)?]),
+        Given::Texts(items) => items
+            .iter()
+            .flat_map(|s| s.split(','))
+            .map(|s| s.trim().parse::<f64>().ok())
+            .collect::<Option<_>>(),
         _ => v
             .text()?
             .split(',')

@@ -793,7 +793,7 @@ fn wrong_toml_types_are_refused() {
     );
     let e = file_err(&MINI.replace("[\"exp(mean=1)\"]", "[[\"exp\"]]"));
     assert!(
-        e.starts_with("spec.toml:5: [sweep] service: an array is not a valid value"),
+        e.starts_with("spec.toml:5: [sweep] service: [\"exp\"] is not a valid value"),
         "{e}"
     );
     let e = file_err(&format!("{MINI}[run]\nallow_unstable = \"yes\"\n"));
@@ -1232,9 +1232,22 @@ fn quantiles_are_probabilities_each_once() {
     }
     let e = file_err(&format!("{MINI}[run]\nquantiles = [0.5, \"a\"]\n"));
     assert!(
-        e.starts_with("spec.toml:7: [run] quantiles: an array is not a valid value"),
+        e.starts_with("spec.toml:7: [run] quantiles: [0.5, \"a\"] is not a valid value"),
         "{e}"
     );
+    // Each refused array is shown, with why in the expectation (issue 40).
+    for (slo, shown) in [
+        ("[1, 1]", "[1, 1]"),
+        ("[]", "[]"),
+        ("[1, 2, 3, 4, 5]", "[1, 2, 3, 4, 5]"),
+        ("[1e400]", "[1e400]"),
+    ] {
+        let e = file_err(&format!("{MINI}[run]\nslo = {slo}\n"));
+        assert!(
+            e.starts_with(&format!("spec.toml:7: [run] slo: {shown} is not a valid value; expected a list of at most 4 wait thresholds, each once, each a number from 0 to 3.4e38")),
+            "{e}"
+        );
+    }
 }
 
 #[test]

@@ -123,7 +123,17 @@ pub(super) fn show(v: &DeValue<'_>) -> String {
         DeValue::Float(f) => f.as_str().to_string(),
         DeValue::Boolean(b) => b.to_string(),
         DeValue::Datetime(d) => d.to_string(),
-        DeValue::Array(_) => "an array".to_string(),
+        // The items, so that `slo = [1, 1]` and `slo = []` say which array
+        // is refused (issue 40: every array was "an array").
+        DeValue::Array(items) if items.len() <= 8 => format!(
+            "[{}]",
+            items
+                .iter()
+                .map(|i| show(i.get_ref()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        DeValue::Array(items) => format!("an array of {} items", items.len()),
         DeValue::Table(_) => "a table".to_string(),
     }
 }
