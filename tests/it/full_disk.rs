@@ -10,12 +10,12 @@ use std::process::{Command, Output, Stdio};
 
 use crate::common::{listing, succeed_in as ok, BIN};
 
-/// `qsweep ARGS` with writes limited to 1 KiB per file (`ulimit -f 2`: two
-/// 512-byte blocks).
-fn qsweep_limited(dir: &Path, args: &[&str]) -> Output {
+/// `qsweep ARGS` with writes limited to `blocks` of 512 bytes per file
+/// (`ulimit -f`).
+fn qsweep_limited<S: AsRef<std::ffi::OsStr>>(dir: &Path, blocks: u64, args: &[S]) -> Output {
     Command::new("sh")
         .arg("-c")
-        .arg("ulimit -f 2 && exec \"$0\" \"$@\"")
+        .arg(format!("ulimit -f {blocks} && exec \"$0\" \"$@\""))
         .arg(BIN)
         .args(args)
         .current_dir(dir)
@@ -76,7 +76,7 @@ fn a_failed_write_keeps_the_old_output_and_says_so_in_one_line() {
         );
         let files = listing(d);
         let forced: Vec<&str> = args.iter().copied().chain(["--force"]).collect();
-        let out = qsweep_limited(d, &forced);
+        let out = qsweep_limited(d, 2, &forced);
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
         assert_eq!(out.status.code(), Some(1), "{forced:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{forced:?}: {err}");
@@ -129,18 +129,7 @@ fn a_histogram_cut_by_a_full_disk_resumes_whole() {
     // The limit cuts the histogram after a few points, not the results.
     assert!(hist_size > 8 * 1024, "{hist_size} bytes");
     let cut = with(&["-o", "cut.csv", "--hist", "cut-hist.csv"]);
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -f {} && exec \"$0\" \"$@\"",
-            hist_size / 512 / 3
-        ))
-        .arg(BIN)
-        .args(&cut)
-        .current_dir(d)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = qsweep_limited(d, hist_size / 512 / 3, &cut);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("File too large"), "{err}");
@@ -200,15 +189,7 @@ fn a_run_stopped_by_a_full_disk_says_how_to_resume() {
     let blocks = (size / 2).max(meta + 512) / 512;
     assert!(blocks * 512 < size, "{size} {meta}");
     let cut = with(&["-o", "cut.csv"]);
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(format!("ulimit -f {blocks} && exec \"$0\" \"$@\""))
-        .arg(BIN)
-        .args(&cut)
-        .current_dir(d)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = qsweep_limited(d, blocks, &cut);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("File too large"), "{err}");

@@ -52,12 +52,16 @@ fn check_out(out: &Path, pieces: &[PathBuf], force: bool) -> Result<()> {
         )));
     }
     if !force && mp.symlink_metadata().is_ok() {
-        return Err(usage(format!(
-            "merge: '{}' already exists; expected a new output (pass --force to overwrite it)",
-            mp.display()
-        )));
+        return Err(already_exists(&mp));
     }
     Ok(())
+}
+
+fn already_exists(path: &Path) -> anyhow::Error {
+    usage(format!(
+        "merge: '{}' already exists; expected a new output (pass --force to overwrite it)",
+        path.display()
+    ))
 }
 
 /// Merges `pieces` into `out` (refused if it exists, unless `force`) and
@@ -225,7 +229,7 @@ pub fn merge(out: &Path, pieces: &[PathBuf], force: bool) -> Result<Merged> {
         sink.write(&row).map_err(unwritten)?;
         rows.push(row);
     }
-    sink.sync().map_err(unwritten)?;
+    // Synced when committed, below.
     drop(sink);
 
     let now = provenance::now_rfc3339();
@@ -300,10 +304,7 @@ pub fn merge(out: &Path, pieces: &[PathBuf], force: bool) -> Result<Merged> {
     meta.write(staged_meta.path()).map_err(unwritten)?;
     staged.commit().map_err(|e| {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
-            usage(format!(
-                "merge: '{}' already exists; expected a new output (pass --force to overwrite it)",
-                out.display()
-            ))
+            already_exists(out)
         } else {
             unwritten(e.into())
         }

@@ -79,7 +79,8 @@ pub fn size(args: &SizeArgs) -> Result<()> {
     // A search stopped while --then-run simulated its answers has written
     // them (-o) and kept its journal: --resume writes them again, from the
     // journal, and then simulates the answers (issue 40).
-    let replace = args.sweep.force || (args.resume && then_run::journal_of(args).exists());
+    let journal_path = then_run::journal_of(args);
+    let replace = args.sweep.force || (args.resume && journal_path.exists());
     let format = match &args.sweep.out {
         Some(out) if out != std::path::Path::new("-") => {
             let f = Format::of_path(out)?;
@@ -145,7 +146,6 @@ pub fn size(args: &SizeArgs) -> Result<()> {
     if args.dry_run {
         return dry_run::dry_run(args, &spec, &cases, &targets, engine.as_mut(), &label);
     }
-    let journal_path = then_run::journal_of(args);
     then_run::check_paths(args, &journal_path, replace)?;
     let journal = size::evaluate::Journal::open(&journal_path, args.resume, args.sweep.force)?;
     if journal.loaded > 0 {

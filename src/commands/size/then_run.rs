@@ -83,7 +83,7 @@ pub(super) fn then_run(
         interrupt::stop_flag(),
         true,
     )?;
-    sink.sync()?;
+    // Synced when committed.
     drop(sink);
     let placed = |path: &Path, staged: Staged| {
         staged

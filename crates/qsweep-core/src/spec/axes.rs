@@ -545,8 +545,10 @@ fn parse_patience(text: &str, base_dir: &Path) -> Result<Option<Dist>, String> {
         .map(Some)
         .map_err(|e| {
             let e = e.to_string();
-            e.strip_prefix("service: ")
-                .map_or(e.clone(), str::to_string)
+            match e.strip_prefix("service: ") {
+                Some(rest) => rest.to_string(),
+                None => e,
+            }
         })
 }
 
